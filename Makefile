@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds dm-nswap2l.ko against the headers of one kernel.
+#
+#   make                      build for Debian 12's default kernel (6.1)
+#   make KVER=6.12            build for the newest installed 6.12 headers
+#   make KVER=$(uname -r)     build for the running kernel
+#   make test [KVER=...]      run the guest test suite (installs what it needs)
+#   make demo                 boot a guest and swap to the device over its tiers
+#   make bench [KVER=...]     run the benchmarks in a guest
+#   make deps                 install the Debian packages the project needs
+
+KVER_FULL := $(shell scripts/kernel-version $(KVER))
+KDIR ?= /lib/modules/$(KVER_FULL)/build
+
+.PHONY: all module deps test demo bench clean help
+
+all: module
+
+module:
+	@test -n "$(KVER_FULL)" || { echo "no kernel headers found for '$(KVER)': run 'make deps'" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+deps:
+	scripts/install-deps
+
+test: deps
+	$(MAKE) module KVER=$(KVER)
+	tests/run --kver $(KVER_FULL) --module $(CURDIR)/dm-nswap2l.ko $(TESTS)
+
+demo: deps
+	$(MAKE) module KVER=$(KVER)
+	tests/demo --kver $(KVER_FULL) --module $(CURDIR)/dm-nswap2l.ko
+
+bench: deps
+	$(MAKE) module KVER=$(KVER)
+	bench/run --kver $(KVER_FULL) --module $(CURDIR)/dm-nswap2l.ko
+
+clean:
+	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	rm -rf build
+
+help:
+	@sed -n '3,12s/^# \{0,1\}//p' Makefile

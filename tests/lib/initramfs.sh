@@ -1,0 +1,141 @@
+# shellcheck shell=bash
+# Guest image builders.  Sourced by tests/run.
+#
+# The guest gets two things:
+#  * an initramfs (small, lives in guest RAM): busybox-static with all applets,
+#    /init, the shell test library and cases, the static test helpers, and the
+#    kernel modules the tests need (decompressed, with a modules.dep made by
+#    the host's depmod so busybox modprobe works), plus dm-nswap2l.ko under
+#    /lib/modules/$KVER/extra/.
+#  * a read-only "tools" disk (ext4 image, virtio-blk, serial "nst-tools")
+#    mounted at /usr: the dynamically linked host tools (dmsetup, fio,
+#    e2fsprogs, util-linux tools...) and every library `ldd` lists for them.
+#    fio alone drags in ~80 MiB of libraries, far too much for the RAM of the
+#    swap test, so they stay on disk and only cost page cache.
+
+# Dynamically linked tools copied to the tools disk (name -> looked up in PATH).
+TOOLS_BINARIES=(dmsetup fio mke2fs mkfs.ext4 e2fsck tune2fs dumpe2fs mkswap swapon swapoff
+	blkdiscard fstrim losetup blockdev sha256sum dd nbd-client)
+# Modules (by name) copied to the initramfs together with their dependencies.
+GUEST_MODULES=(virtio_pci virtio_blk virtio_net ext4 crc32c_generic crc32c_intel dm_mod
+	brd zram nbd loop lzo lzo_rle lz4 zstd)
+
+# build_tools_image OUT_IMG
+build_tools_image() {
+	local out=$1 stage bin path lib
+	stage=$(mktemp -d "${out%/*}/tools-stage.XXXXXX")
+	mkdir -p "$stage/bin" "$stage/sbin" "$stage/lib/x86_64-linux-gnu" "$stage/lib64"
+	local -A libs=()
+	for bin in "${TOOLS_BINARIES[@]}"; do
+		path=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v "$bin" || true)
+		if [[ -z "$path" ]]; then
+			[[ "$bin" == nbd-client ]] && continue   # optional (later benchmarks)
+			die "host tool '$bin' not found; run scripts/install-deps"
+		fi
+		case "$path" in */sbin/*) cp -L "$path" "$stage/sbin/$bin" ;; *) cp -L "$path" "$stage/bin/$bin" ;; esac
+		# ldd lines: "libx.so.1 => /lib/x86_64-linux-gnu/libx.so.1 (0x...)" and
+		# the loader "/lib64/ld-linux-x86-64.so.2 (0x...)".
+		while read -r lib; do
+			[[ -n "$lib" ]] && libs["$lib"]=1
+		done < <(ldd "$path" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')
+	done
+	for lib in "${!libs[@]}"; do
+		cp -L "$lib" "$stage/lib/x86_64-linux-gnu/${lib##*/}"
+	done
+	ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$stage/lib64/ld-linux-x86-64.so.2"
+	# Size: contents + 25% + 8 MiB, in MiB.
+	local kib
+	kib=$(du -sk "$stage" | cut -f1)
+	local mib=$(((kib * 5 / 4) / 1024 + 8))
+	rm -f "$out.tmp"
+	mke2fs -q -t ext4 -O ^has_journal -E root_owner=0:0 -L nst-tools -d "$stage" "$out.tmp" "${mib}M" \
+		|| die "mke2fs of tools image failed"
+	mv "$out.tmp" "$out"
+	rm -rf "$stage"
+}
+
+# tools_image_stamp: changes whenever one of the tools (or this file) changes.
+tools_image_stamp() {
+	local bin path
+	{
+		for bin in "${TOOLS_BINARIES[@]}"; do
+			path=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v "$bin" || true)
+			[[ -n "$path" ]] && stat -L -c '%n %s %Y' "$path"
+		done
+		sha256sum "${BASH_SOURCE[0]}"
+	} | sha256sum | cut -d' ' -f1
+}
+
+# ensure_tools_image OUT_IMG
+ensure_tools_image() {
+	local out=$1 stamp
+	stamp=$(tools_image_stamp)
+	if [[ -f "$out" && -f "$out.stamp" && "$(cat "$out.stamp")" == "$stamp" ]]; then
+		return 0
+	fi
+	msg "building tools disk image $out"
+	build_tools_image "$out"
+	echo "$stamp" >"$out.stamp"
+}
+
+# build_initramfs KVER KERNEL_ROOT MODULE(or empty) PROGS_DIR OUT
+build_initramfs() {
+	local kver=$1 kroot=$2 module=$3 progs=$4 out=$5
+	local stage mdir src rel f
+	stage=$(mktemp -d "${out%/*}/initramfs-stage.XXXXXX")
+	mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,mnt,usr,etc,root,tests/bin,tests/cases}
+	mkdir -p "$stage/lib"
+	ln -s ../usr/lib/x86_64-linux-gnu "$stage/lib/x86_64-linux-gnu"
+	ln -s usr/lib64 "$stage/lib64"
+	# /lib64/ld-linux-x86-64.so.2 resolves through this to the tools disk.
+
+	cp /bin/busybox "$stage/bin/busybox"
+	local applet
+	for applet in $("$stage/bin/busybox" --list); do
+		[[ "$applet" == busybox ]] && continue
+		case "$applet" in
+		modprobe | insmod | rmmod | lsmod | depmod | modinfo | poweroff | reboot | halt | mdev | swapon | swapoff | switch_root)
+			ln -sf ../bin/busybox "$stage/sbin/$applet" ;;
+		*) ln -sf busybox "$stage/bin/$applet" ;;
+		esac
+	done
+
+	# Kernel modules.
+	mdir="$stage/lib/modules/$kver"
+	mkdir -p "$mdir"
+	while read -r kind src _; do
+		[[ "$kind" == insmod ]] || continue
+		rel=${src#"$kroot/lib/modules/$kver/"}
+		case "$rel" in
+		*.ko.xz) mkdir -p "$mdir/${rel%/*}"; xz -dc "$src" >"$mdir/${rel%.xz}" ;;
+		*.ko.zst) mkdir -p "$mdir/${rel%/*}"; zstd -qdc "$src" >"$mdir/${rel%.zst}" ;;
+		*.ko.gz) mkdir -p "$mdir/${rel%/*}"; gzip -dc "$src" >"$mdir/${rel%.gz}" ;;
+		*.ko) mkdir -p "$mdir/${rel%/*}"; cp "$src" "$mdir/$rel" ;;
+		esac
+	done < <(modprobe -d "$kroot" -S "$kver" --show-depends -a "${GUEST_MODULES[@]}" 2>/dev/null | sort -u)
+	for f in modules.builtin modules.builtin.modinfo modules.order; do
+		[[ -f "$kroot/lib/modules/$kver/$f" ]] && cp "$kroot/lib/modules/$kver/$f" "$mdir/"
+	done
+	if [[ -n "$module" ]]; then
+		mkdir -p "$mdir/extra"
+		cp "$module" "$mdir/extra/dm-nswap2l.ko"
+		strip --strip-debug "$mdir/extra/dm-nswap2l.ko" 2>/dev/null || true
+	fi
+	depmod -b "$stage" "$kver" || die "depmod for the initramfs failed"
+
+	# Test library, cases, helpers.
+	cp "$TESTS_DIR/lib/guest-init" "$stage/init"
+	chmod 755 "$stage/init"
+	cp "$TESTS_DIR/lib/guest-lib.sh" "$stage/tests/lib.sh"
+	cp "$TESTS_DIR"/cases/*.sh "$stage/tests/cases/"
+	cp "$progs"/* "$stage/tests/bin/"
+	[[ -f /etc/mke2fs.conf ]] && cp /etc/mke2fs.conf "$stage/etc/"
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
+	printf 'root:x:0:\ndisk:x:6:\n' >"$stage/etc/group"
+	echo "$kver" >"$stage/etc/nst-kver"
+
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$out.tmp" \
+		|| die "cpio failed"
+	mv "$out.tmp" "$out"
+	rm -rf "$stage"
+}
