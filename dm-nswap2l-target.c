@@ -312,13 +312,14 @@ static int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *e
 /* Copes with a half-built object: every constructor failure ends here. */
 static void nswap2l_destroy(struct nswap2l *nc)
 {
+	struct nswap2l_placement *placement;
 	int id;
 
 	if (nc->wq)
 		destroy_workqueue(nc->wq);
-	if (nc->placement)
-		rcu_dereference_protected(nc->placement, 1)->destroy(
-			rcu_dereference_protected(nc->placement, 1));
+	placement = rcu_dereference_protected(nc->placement, 1);
+	if (placement)
+		placement->destroy(placement);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		if (nc->tiers[id])
 			nc->tiers[id]->type->ops->destroy(nc->ti, nc->tiers[id]);
@@ -381,6 +382,11 @@ static int parse_table_args(struct nswap2l *nc, struct dm_arg_set *as,
 		char *value = strchr(arg, '=');
 
 		if (!strcmp(arg, "overcommit")) {
+			if (nc->overcommit) {
+				nswap2l_bad_table(ti, "overcommit given twice",
+						  "overcommit given twice");
+				return -EINVAL;
+			}
 			nc->overcommit = true;
 			continue;
 		}
@@ -598,11 +604,18 @@ static void nswap2l_postsuspend(struct dm_target *ti)
 static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
 		       unsigned int *sz_ptr)
 {
-	struct nswap2l_placement *placement = rcu_dereference_protected(nc->placement, 1);
-	bool default_placement = !strcmp(placement->type->name, NSWAP2L_DEFAULT_PLACEMENT);
+	const char *placement;
+	bool default_placement;
 	unsigned int sz = *sz_ptr;
-	unsigned int nr_args = !default_placement + nc->overcommit;
+	unsigned int nr_args;
 	int id;
+
+	/* Type names are static: safe to use after the policy is replaced. */
+	rcu_read_lock();
+	placement = rcu_dereference(nc->placement)->type->name;
+	rcu_read_unlock();
+	default_placement = !strcmp(placement, NSWAP2L_DEFAULT_PLACEMENT);
+	nr_args = !default_placement + nc->overcommit;
 
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		nr_args += !!nc->tiers[id];
@@ -617,7 +630,7 @@ static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
 		tier->type->ops->emit_table_arg(tier, result, maxlen, &sz);
 	}
 	if (!default_placement)
-		DMEMIT(" placement=%s", placement->type->name);
+		DMEMIT(" placement=%s", placement);
 	if (nc->overcommit)
 		DMEMIT(" overcommit");
 	*sz_ptr = sz;

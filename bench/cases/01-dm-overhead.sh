@@ -1,0 +1,63 @@
+# What the target's bio path costs: 4 KiB random read and write IOPS, psync
+# (QD1) and libaio QD16, on a raw device, on dm-linear over it and on nswap2l
+# with that device as its only tier, measured side by side in one boot,
+# interleaved over several rounds; the median round counts.  Done twice:
+# over a virtio-blk disk (the flash tier of the tests) and over a brd
+# ramdisk, where the device is fast enough for the target's own CPU cost to
+# show.
+# mem: 768M
+# disks: flash=512M
+# timeout: 1500
+
+REGION_MB=${BENCH_REGION_MB:-256}
+RUNTIME=${BENCH_RUNTIME:-8}
+ROUNDS=${BENCH_ROUNDS:-3}
+SECTORS=$((REGION_MB * 2048))
+
+load_nswap2l
+modprobe brd rd_nr=1 rd_size=$((REGION_MB * 1024)) max_part=0 || die "modprobe brd failed"
+
+# fio_iops dev rw engine depth -> IOPS of the job
+fio_iops() {
+	fio --name=b --filename="$1" --rw="$2" --ioengine="$3" --iodepth="$4" \
+		--bs=4k --direct=1 --size=${REGION_MB}M --time_based --runtime="$RUNTIME" \
+		--ramp_time=1 --randrepeat=0 --norandommap --output-format=terse --terse-version=3 \
+		>/tmp/fio.out 2>/tmp/fio.err || die "fio $2 $3 on $1 failed: $(cat /tmp/fio.err)"
+	# terse v3: field 8 is read IOPS, field 49 write IOPS
+	case "$2" in
+	randread) cut -d';' -f8 /tmp/fio.out ;;
+	*) cut -d';' -f49 /tmp/fio.out ;;
+	esac
+}
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+bench_device() { # label rawdev
+	label=$1
+	raw=$2
+	dm_create "lin_$label" "0 $SECTORS linear $raw 0"
+	dm_create "nsw_$label" "0 $SECTORS nswap2l 1 flash=$raw"
+	# Map every page first, so that reads hit the tier and not the zero path.
+	dd if=/dev/zero of="/dev/mapper/nsw_$label" bs=1M count="$REGION_MB" oflag=direct 2>/dev/null ||
+		die "prefill of nsw_$label failed"
+	assert_eq "$(tier_stat "nsw_$label" flash used)" $((SECTORS / 8)) "pages mapped after prefill"
+
+	for job in "randread psync 1" "randwrite psync 1" "randread libaio 16" "randwrite libaio 16"; do
+		set -- $job
+		key="$1-$2-qd$3"
+		r_raw="" r_lin="" r_nsw=""
+		i=0
+		while [ $i -lt "$ROUNDS" ]; do
+			r_raw="$r_raw $(fio_iops "$raw" "$1" "$2" "$3")"
+			r_lin="$r_lin $(fio_iops "/dev/mapper/lin_$label" "$1" "$2" "$3")"
+			r_nsw="$r_nsw $(fio_iops "/dev/mapper/nsw_$label" "$1" "$2" "$3")"
+			i=$((i + 1))
+		done
+		echo "@@BENCH dm-overhead $label $key raw=$(echo $r_raw | median) linear=$(echo $r_lin | median) nswap2l=$(echo $r_nsw | median) rounds=[raw:$r_raw][linear:$r_lin][nswap2l:$r_nsw]"
+	done
+	dm_remove "nsw_$label"
+	dm_remove "lin_$label"
+}
+
+bench_device virtio "$FLASH"
+bench_device brd /dev/ram0
