@@ -9,11 +9,12 @@
 #   make demo                 boot a guest and swap to the device over its tiers
 #   make bench [KVER=...]     run the benchmarks in a guest
 #   make deps                 install the Debian packages the project needs
+#   make build-check          W=1 -Werror builds for Debian 12's 6.1 and 6.12
 
 KVER_FULL := $(shell scripts/kernel-version $(KVER))
 KDIR ?= /lib/modules/$(KVER_FULL)/build
 
-.PHONY: all module deps test demo bench clean help
+.PHONY: all module build-check deps test demo bench clean help
 
 all: module
 
@@ -21,24 +22,29 @@ module:
 	@test -n "$(KVER_FULL)" || { echo "no kernel headers found for '$(KVER)': run 'make deps'" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
+# The kernels the module must build warning-free for (DESIGN: 6.1 and 6.12).
+build-check: deps
+	$(MAKE) module KVER=6.1 KCFLAGS=-Werror
+	$(MAKE) module KVER=6.12 KCFLAGS=-Werror
+
 deps:
 	scripts/install-deps
 
 test: deps
 	$(MAKE) module KVER=$(KVER)
-	tests/run --kver $(KVER_FULL) --module $(CURDIR)/dm-nswap2l.ko $(TESTS)
+	tests/run --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko $(TESTS)
 
 demo: deps
 	$(MAKE) module KVER=$(KVER)
-	tests/demo --kver $(KVER_FULL) --module $(CURDIR)/dm-nswap2l.ko
+	tests/run --verbose --cases-dir tests/demo --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko
 
 bench: deps
 	$(MAKE) module KVER=$(KVER)
-	bench/run --kver $(KVER_FULL) --module $(CURDIR)/dm-nswap2l.ko
+	bench/run --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	rm -rf build
 
 help:
-	@sed -n '3,12s/^# \{0,1\}//p' Makefile
+	@sed -n '3,13s/^# \{0,1\}//p' Makefile

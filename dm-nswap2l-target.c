@@ -369,9 +369,9 @@ static int parse_table_args(struct nswap2l *nc, struct dm_arg_set *as,
 	r = dm_read_arg_group(&nr_args, as, &argc, &ti->error);
 	if (r)
 		return r;
-	if (as->argc) {
+	if (as->argc != argc) {
 		nswap2l_bad_table(ti, "Too many arguments",
-				  "%u arguments after the %u that <#args> announces",
+				  "%u arguments where <#args> announces %u",
 				  as->argc, argc);
 		return -EINVAL;
 	}

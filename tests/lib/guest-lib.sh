@@ -5,6 +5,16 @@
 
 log() { echo "[$NST_NAME] $*"; }
 
+# Debian's busybox runs its own applets in preference to PATH (standalone
+# shell), so route the names that exist on the tools disk to the real tools
+# (util-linux, e2fsprogs, coreutils) with functions.
+for _p in /usr/sbin/* /usr/bin/*; do
+	_n=${_p##*/}
+	case "$_n" in *[!a-zA-Z0-9_]*) continue ;; esac
+	if busybox --list | grep -qx "$_n"; then eval "$_n() { $_p \"\$@\"; }"; fi
+done
+unset _p _n
+
 die() {
 	echo "[$NST_NAME] FAIL: $*"
 	echo "$*" >/tmp/.nst-fail
@@ -97,3 +107,23 @@ meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 
 # Drop the page cache of a block device / everything
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+# run_fio what fio-args... : run fio, show its errors and die if it fails
+run_fio() {
+	_what=$1
+	shift
+	if ! fio --eta=never --output-format=normal --output=/tmp/fio-last.log "$@"; then
+		grep -iE 'err|verify|bad|fail' /tmp/fio-last.log | head -n 20
+		tail -n 15 /tmp/fio-last.log
+		die "fio $_what failed"
+	fi
+	grep -E 'WRITE:|READ:' /tmp/fio-last.log | sed "s/^/[$NST_NAME] fio $_what: /"
+}
+
+# nswap2l table helpers
+nsw_capacity_pages() { # dev... : sum of floor(sectors/8)
+	_s=0
+	for _d in "$@"; do _s=$((_s + $(dev_sectors "$_d") / 8)); done
+	echo $_s
+}
+show_status() { log "status $1: $(dmsetup status "$1")"; }

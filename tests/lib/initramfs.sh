@@ -47,10 +47,10 @@ build_tools_image() {
 	local kib
 	kib=$(du -sk "$stage" | cut -f1)
 	local mib=$(((kib * 5 / 4) / 1024 + 8))
-	rm -f "$out.tmp"
-	mke2fs -q -t ext4 -O ^has_journal -E root_owner=0:0 -L nst-tools -d "$stage" "$out.tmp" "${mib}M" \
+	rm -f "$out.tmp.$$"
+	mke2fs -q -t ext4 -O ^has_journal -E root_owner=0:0 -L nst-tools -d "$stage" "$out.tmp.$$" "${mib}M" >/dev/null \
 		|| die "mke2fs of tools image failed"
-	mv "$out.tmp" "$out"
+	mv "$out.tmp.$$" "$out"
 	rm -rf "$stage"
 }
 
@@ -82,6 +82,14 @@ ensure_tools_image() {
 build_initramfs() {
 	local kver=$1 kroot=$2 module=$3 progs=$4 out=$5
 	local stage mdir src rel f
+	local -a mods=("${GUEST_MODULES[@]}")
+	# modules dm-nswap2l.ko itself depends on (e.g. dm-bufio), from the kernel tree
+	if [[ -n "$module" ]]; then
+		local dep
+		for dep in $(modinfo -F depends "$module" 2>/dev/null | tr ',' ' '); do
+			mods+=("$dep")
+		done
+	fi
 	stage=$(mktemp -d "${out%/*}/initramfs-stage.XXXXXX")
 	mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,mnt,usr,etc,root,tests/bin,tests/cases}
 	mkdir -p "$stage/lib"
@@ -112,7 +120,7 @@ build_initramfs() {
 		*.ko.gz) mkdir -p "$mdir/${rel%/*}"; gzip -dc "$src" >"$mdir/${rel%.gz}" ;;
 		*.ko) mkdir -p "$mdir/${rel%/*}"; cp "$src" "$mdir/$rel" ;;
 		esac
-	done < <(modprobe -d "$kroot" -S "$kver" --show-depends -a "${GUEST_MODULES[@]}" 2>/dev/null | sort -u)
+	done < <(modprobe -d "$kroot" -S "$kver" --show-depends -a "${mods[@]}" 2>/dev/null | sort -u)
 	for f in modules.builtin modules.builtin.modinfo modules.order; do
 		[[ -f "$kroot/lib/modules/$kver/$f" ]] && cp "$kroot/lib/modules/$kver/$f" "$mdir/"
 	done
@@ -127,15 +135,15 @@ build_initramfs() {
 	cp "$TESTS_DIR/lib/guest-init" "$stage/init"
 	chmod 755 "$stage/init"
 	cp "$TESTS_DIR/lib/guest-lib.sh" "$stage/tests/lib.sh"
-	cp "$TESTS_DIR"/cases/*.sh "$stage/tests/cases/"
+	cp "${CASES_DIR:-$TESTS_DIR/cases}"/*.sh "$stage/tests/cases/"
 	cp "$progs"/* "$stage/tests/bin/"
 	[[ -f /etc/mke2fs.conf ]] && cp /etc/mke2fs.conf "$stage/etc/"
 	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
 	printf 'root:x:0:\ndisk:x:6:\n' >"$stage/etc/group"
 	echo "$kver" >"$stage/etc/nst-kver"
 
-	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$out.tmp" \
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$out.tmp.$$" \
 		|| die "cpio failed"
-	mv "$out.tmp" "$out"
+	mv "$out.tmp.$$" "$out"
 	rm -rf "$stage"
 }

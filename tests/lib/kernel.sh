@@ -21,6 +21,12 @@ fetch_kernel() {
 	# apt-get download writes into the current directory.  As root it warns
 	# that the _apt user cannot write there; harmless.
 	if ! (cd "$dir/dl" && apt-get download "$pkg" >"$dir/download.log" 2>&1); then
+		# stale or missing package lists on a fresh machine: update once, retry
+		msg "apt-get download failed; running apt-get update and retrying"
+		DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >>"$dir/download.log" 2>&1 || true
+		(cd "$dir/dl" && apt-get download "$pkg" >>"$dir/download.log" 2>&1) || true
+	fi
+	if ! ls "$dir"/dl/"${pkg}"_*.deb >/dev/null 2>&1; then
 		cat "$dir/download.log" >&2
 		die "apt-get download $pkg failed (is the package name right? try: apt-get update; apt-cache policy $pkg)"
 	fi
