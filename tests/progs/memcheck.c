@@ -41,15 +41,21 @@ static uint64_t page_base(uint64_t idx, uint32_t gen)
 	return splitmix(seed ^ splitmix(idx * 0x100000001b3ull + gen));
 }
 
+/* The words of a page: an xorshift64 stream seeded from page_base(). */
+static uint64_t xorshift(uint64_t x)
+{
+	x ^= x << 13;
+	x ^= x >> 7;
+	return x ^ (x << 17);
+}
+
 static void fill_page(uint64_t *p, uint64_t idx, uint32_t gen)
 {
 	uint64_t x = page_base(idx, gen) | 1;
 	uint64_t sum = 0;
 
 	for (unsigned i = 0; i < WORDS - 1; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		x = xorshift(x);
 		p[i] = x;
 		sum += x * (i + 1);
 	}
@@ -63,9 +69,7 @@ static int check_page(const uint64_t *p, uint64_t idx, uint32_t gen, uint64_t *w
 	uint64_t sum = 0;
 
 	for (unsigned i = 0; i < WORDS - 1; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		x = xorshift(x);
 		if (p[i] != x) {
 			*want = x;
 			return (int)i;
