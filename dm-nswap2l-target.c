@@ -14,6 +14,7 @@
  *                                 [placement=<policy>] [overcommit]
  */
 #include <linux/module.h>
+#include <linux/percpu.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
@@ -38,6 +39,13 @@ struct nswap2l_epochs {
 };
 
 #define NSWAP2L_NO_EPOCH	0xff
+
+/* Counted on every bio: per CPU, so that CPUs do not share a cache line. */
+struct nswap2l_io_stats {
+	u64 reads[NSWAP2L_NR_TIERS];
+	u64 writes[NSWAP2L_NR_TIERS];
+	u64 zero_reads;				/* reads of never-written pages */
+};
 
 /* Per-bio state, for end_io. */
 struct nswap2l_bio {
@@ -66,7 +74,7 @@ struct nswap2l {
 	u64 *freed[NSWAP2L_NR_TIERS];
 	unsigned int nr_freed[NSWAP2L_NR_TIERS];
 
-	atomic64_t zero_reads;			/* reads of never-written pages */
+	struct nswap2l_io_stats __percpu *stats;
 	atomic64_t nospace_errors;		/* writes that found no free slot */
 };
 
@@ -249,6 +257,7 @@ static int nswap2l_map(struct dm_target *ti, struct bio *bio)
 	struct nswap2l *nc = ti->private;
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	struct nswap2l_tier *tier;
+	enum nswap2l_tier_id id;
 	u64 page, entry;
 
 	nb->epoch = NSWAP2L_NO_EPOCH;
@@ -274,7 +283,7 @@ static int nswap2l_map(struct dm_target *ti, struct bio *bio)
 	if (!entry) {
 		if (bio_data_dir(bio) == READ) {
 			zero_fill_bio(bio);
-			atomic64_inc(&nc->zero_reads);
+			this_cpu_inc(nc->stats->zero_reads);
 			bio_endio(bio);
 			return DM_MAPIO_SUBMITTED;
 		}
@@ -286,12 +295,20 @@ static int nswap2l_map(struct dm_target *ti, struct bio *bio)
 			return DM_MAPIO_SUBMITTED;
 		}
 	}
-	/* Test first: most accesses find the bit set and need not dirty the line. */
+	/*
+	 * Test first: most accesses find the bit set and need not dirty the
+	 * line.  cmpxchg, not or: a racing discard may have cleared the entry,
+	 * and a lone referenced bit must not resurrect it.
+	 */
 	if (!(entry & NSWAP2L_ENTRY_REFERENCED))
-		atomic64_or(NSWAP2L_ENTRY_REFERENCED, &nc->map[page]);
+		atomic64_cmpxchg(&nc->map[page], entry, entry | NSWAP2L_ENTRY_REFERENCED);
 
-	tier = nc->tiers[nswap2l_entry_tier(entry)];
-	atomic64_inc(bio_data_dir(bio) == READ ? &tier->reads : &tier->writes);
+	id = nswap2l_entry_tier(entry);
+	if (bio_data_dir(bio) == READ)
+		this_cpu_inc(nc->stats->reads[id]);
+	else
+		this_cpu_inc(nc->stats->writes[id]);
+	tier = nc->tiers[id];
 	return tier->type->ops->map(tier, bio, nswap2l_entry_slot(entry));
 }
 
@@ -326,6 +343,7 @@ static void nswap2l_destroy(struct nswap2l *nc)
 		kvfree(nc->freed[id]);
 	}
 	kvfree(nc->map);
+	free_percpu(nc->stats);
 	kfree(nc);
 }
 
@@ -546,6 +564,11 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	RCU_INIT_POINTER(nc->placement, placement);
 
 	r = -ENOMEM;
+	nc->stats = alloc_percpu(struct nswap2l_io_stats);
+	if (!nc->stats) {
+		ti->error = "Cannot allocate statistics";
+		goto bad;
+	}
 	nc->map = kvcalloc(nc->nr_pages, sizeof(*nc->map), GFP_KERNEL);
 	if (!nc->map) {
 		nswap2l_bad_table(ti, "Cannot allocate page map",
@@ -636,15 +659,33 @@ static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
 	*sz_ptr = sz;
 }
 
+static void sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum)
+{
+	int cpu, id;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		struct nswap2l_io_stats *s = per_cpu_ptr(nc->stats, cpu);
+
+		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+			sum->reads[id] += s->reads[id];
+			sum->writes[id] += s->writes[id];
+		}
+		sum->zero_reads += s->zero_reads;
+	}
+}
+
 static void nswap2l_status(struct dm_target *ti, status_type_t type,
 			   unsigned int status_flags, char *result, unsigned int maxlen)
 {
 	struct nswap2l *nc = ti->private;
+	struct nswap2l_io_stats io;
 	unsigned int sz = 0, nr_tiers = 0;
 	int id;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
+		sum_io_stats(nc, &io);
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 			nr_tiers += !!nc->tiers[id];
 		rcu_read_lock();
@@ -655,13 +696,11 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 
 			if (!tier)
 				continue;
-			DMEMIT(" %s %llu %lld %lld %lld %lld", tier->type->name,
+			DMEMIT(" %s %llu %lld %llu %llu %lld", tier->type->name,
 			       tier->capacity, atomic64_read(&tier->used),
-			       atomic64_read(&tier->reads), atomic64_read(&tier->writes),
-			       atomic64_read(&tier->discards));
+			       io.reads[id], io.writes[id], atomic64_read(&tier->discards));
 		}
-		DMEMIT(" %lld %lld", atomic64_read(&nc->zero_reads),
-		       atomic64_read(&nc->nospace_errors));
+		DMEMIT(" %llu %lld", io.zero_reads, atomic64_read(&nc->nospace_errors));
 		break;
 	case STATUSTYPE_TABLE:
 		emit_table(nc, result, maxlen, &sz);

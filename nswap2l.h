@@ -126,8 +126,6 @@ struct nswap2l_tier {
 	const struct nswap2l_tier_type *type;
 	u64 capacity;
 	atomic64_t used;
-	atomic64_t reads;
-	atomic64_t writes;
 	atomic64_t discards;
 };
 

@@ -1,7 +1,9 @@
 # What the target's bio path costs: 4 KiB random read and write IOPS, psync
 # (QD1) and libaio QD16, on a raw device, on dm-linear over it and on nswap2l
 # with that device as its only tier, measured side by side in one boot,
-# interleaved over several rounds; the median round counts.  Done twice:
+# interleaved over several short rounds.  Emulation is noisy, so the ratio
+# reported is the median of the per-round ratios nswap2l/dm-linear (each
+# round measures both back to back).  Done twice:
 # over a virtio-blk disk (the flash tier of the tests) and over a brd
 # ramdisk, where the device is fast enough for the target's own CPU cost to
 # show.
@@ -10,8 +12,8 @@
 # timeout: 1500
 
 REGION_MB=${BENCH_REGION_MB:-256}
-RUNTIME=${BENCH_RUNTIME:-8}
-ROUNDS=${BENCH_ROUNDS:-3}
+RUNTIME=${BENCH_RUNTIME:-4}
+ROUNDS=${BENCH_ROUNDS:-7}
 SECTORS=$((REGION_MB * 2048))
 
 load_nswap2l
@@ -45,15 +47,19 @@ bench_device() { # label rawdev
 	for job in "randread psync 1" "randwrite psync 1" "randread libaio 16" "randwrite libaio 16"; do
 		set -- $job
 		key="$1-$2-qd$3"
-		r_raw="" r_lin="" r_nsw=""
+		r_raw="" r_lin="" r_nsw="" ratios=""
 		i=0
 		while [ $i -lt "$ROUNDS" ]; do
-			r_raw="$r_raw $(fio_iops "$raw" "$1" "$2" "$3")"
-			r_lin="$r_lin $(fio_iops "/dev/mapper/lin_$label" "$1" "$2" "$3")"
-			r_nsw="$r_nsw $(fio_iops "/dev/mapper/nsw_$label" "$1" "$2" "$3")"
+			raw_iops=$(fio_iops "$raw" "$1" "$2" "$3")
+			lin_iops=$(fio_iops "/dev/mapper/lin_$label" "$1" "$2" "$3")
+			nsw_iops=$(fio_iops "/dev/mapper/nsw_$label" "$1" "$2" "$3")
+			r_raw="$r_raw $raw_iops"
+			r_lin="$r_lin $lin_iops"
+			r_nsw="$r_nsw $nsw_iops"
+			ratios="$ratios $(awk -v a="$nsw_iops" -v b="$lin_iops" 'BEGIN { printf "%.4f", a / b }')"
 			i=$((i + 1))
 		done
-		echo "@@BENCH dm-overhead $label $key raw=$(echo $r_raw | median) linear=$(echo $r_lin | median) nswap2l=$(echo $r_nsw | median) rounds=[raw:$r_raw][linear:$r_lin][nswap2l:$r_nsw]"
+		echo "@@BENCH dm-overhead $label $key raw=$(echo $r_raw | median) linear=$(echo $r_lin | median) nswap2l=$(echo $r_nsw | median) ratio=$(echo $ratios | median) rounds=[raw:$r_raw][linear:$r_lin][nswap2l:$r_nsw]"
 	done
 	dm_remove "nsw_$label"
 	dm_remove "lin_$label"
