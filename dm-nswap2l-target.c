@@ -554,11 +554,16 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (!placement_name)
 		placement_name = NSWAP2L_DEFAULT_PLACEMENT;
 	placement = nswap2l_placement_create(placement_name, nc->tiers);
-	if (IS_ERR_OR_NULL(placement)) {
-		r = placement ? PTR_ERR(placement) : -EINVAL;
-		nswap2l_bad_table(ti, "Cannot create placement policy",
-				  "placement=%s: unknown policy or out of memory",
+	if (!placement) {
+		r = -EINVAL;
+		nswap2l_bad_table(ti, "Unknown placement policy",
+				  "placement=%s: unknown policy ('help' message lists them)",
 				  placement_name);
+		goto bad;
+	}
+	if (IS_ERR(placement)) {
+		r = PTR_ERR(placement);
+		ti->error = "Cannot allocate placement policy";
 		goto bad;
 	}
 	RCU_INIT_POINTER(nc->placement, placement);
@@ -715,11 +720,13 @@ static int message_placement(struct nswap2l *nc, const char *name)
 	struct nswap2l_placement *new, *old;
 
 	new = nswap2l_placement_create(name, nc->tiers);
-	if (IS_ERR_OR_NULL(new)) {
-		DMERR("%s: placement %s: unknown policy or out of memory",
+	if (!new) {
+		DMERR("%s: placement %s: unknown policy ('help' lists them)",
 		      dm_table_device_name(nc->ti->table), name);
-		return new ? PTR_ERR(new) : -EINVAL;
+		return -EINVAL;
 	}
+	if (IS_ERR(new))
+		return PTR_ERR(new);
 	/* dm serialises messages, so nothing else replaces the pointer. */
 	old = rcu_replace_pointer(nc->placement, new, true);
 	synchronize_rcu();

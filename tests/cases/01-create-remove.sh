@@ -40,6 +40,15 @@ log "help: $(echo "$help" | tr '\n' '|')"
 echo "$help" | grep -q help || die "help message output does not list 'help': '$help'"
 expect_fail "unknown message" dmsetup message nsw 0 frobnicate_the_widget
 expect_fail "unknown message with args" dmsetup message nsw 0 frobnicate 1 2
+# placement switching: the help lists the built-in policies, unknown ones are refused
+echo "$help" | grep -q 'placement <policy>.*fastest_free' || die "help does not list the placement policies: '$help'"
+dmsetup message nsw 0 placement fastest_free || die "placement fastest_free refused"
+assert_eq "$(dmsetup status nsw | cut -d' ' -f4)" fastest_free "placement after switch"
+dmesg_mark
+expect_fail "unknown placement policy" dmsetup message nsw 0 placement no_such_policy
+dmesg_new | grep -q 'no_such_policy' || die "no dmesg line naming the unknown policy"
+assert_eq "$(dmsetup status nsw | cut -d' ' -f4)" fastest_free "placement after a refused switch"
+expect_fail "placement without a name" dmsetup message nsw 0 placement
 
 # a little I/O: fastest_free puts the first pages on flash; unwritten reads zero
 blkpat write /dev/mapper/nsw 0 16 11 || die "write 16 pages"
@@ -70,6 +79,8 @@ dm_remove oc || die "remove oc"
 dm_create pl "0 $LEN nswap2l 3 flash=$FLASH disk=$DISK placement=fastest_free" || die "create with placement=fastest_free failed"
 assert_eq "$(dmsetup status pl | cut -d' ' -f4)" fastest_free "placement in status"
 dm_remove pl || die "remove pl"
+expect_fail "unknown placement= in the table" dmsetup create --noudevsync pl --table "0 $LEN nswap2l 3 flash=$FLASH disk=$DISK placement=no_such_policy"
+dm_exists pl && die "device left behind by a table with an unknown placement"
 
 # repeated create/remove
 i=0
