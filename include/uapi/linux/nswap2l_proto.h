@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * Wire protocol between the dm-nswap2l Network RAM client (the kernel
+ * target) and nswapd, the memory server.  Shared verbatim by both sides.
+ *
+ * TCP, little-endian, every message = one fixed 32-byte header followed by
+ * exactly header.length payload bytes.  The receiver checks magic, type,
+ * count and length against the limits below before it reads the payload.
+ *
+ * Session:
+ *   client                               server
+ *   HELLO (versions, client id, nonce) ->
+ *                                     <- HELLO reply (version, server nonce)
+ *   AUTH (HMAC proving the key)        ->
+ *                                     <- AUTH reply (HMAC proving the key)
+ *   then PUT / GET / FREE requests, many in flight, each with a tag the
+ *   client chooses; the server answers each with a reply carrying the same
+ *   tag, the same type | NSWAP2L_MSG_REPLY, a status and its free capacity.
+ *   Replies may come in any order.  The server may also send CAPACITY and
+ *   EVICT at any time after AUTH (server-chosen tags).
+ *
+ * Pages are named by a 64-bit page key chosen by the client (dm-nswap2l
+ * uses the device page number), below NSWAP2L_PROTO_KEY_LIMIT, in the
+ * client's own namespace on the server: the namespace is the client id
+ * sent in HELLO and bound by the AUTH MAC, so a connection can only ever
+ * name its own pages.  A namespace outlives its connection for the
+ * server's grace period, so a client that reconnects finds its pages.
+ *
+ * Authentication (the key never crosses the wire): both sides hold the
+ * same shared key K (16..NSWAP2L_PROTO_MAX_KEY_SIZE bytes).
+ *   client MAC = HMAC-SHA256(K, "nswap2l-client-v1" || client_id ||
+ *                               client_nonce || server_nonce)
+ *   server MAC = HMAC-SHA256(K, "nswap2l-server-v1" || client_id ||
+ *                               server_nonce || client_nonce)
+ * (labels without their terminating NUL).  The server proves the key too,
+ * so a client never stores pages on, or reads them from, an impostor.
+ */
+#ifndef _UAPI_LINUX_NSWAP2L_PROTO_H
+#define _UAPI_LINUX_NSWAP2L_PROTO_H
+
+#include <linux/types.h>
+
+#define NSWAP2L_PROTO_MAGIC		0x4c32574eU	/* "NW2L" */
+#define NSWAP2L_PROTO_VERSION		1
+
+#define NSWAP2L_PROTO_PAGE_SIZE		4096
+/* Pages in one PUT or GET (Nswap's PUTPAGES batch). */
+#define NSWAP2L_PROTO_MAX_PAGES		64
+/* Keys in one FREE or EVICT. */
+#define NSWAP2L_PROTO_MAX_KEYS		1024
+/* Page keys are below this (40 bits: room in the client's map entry). */
+#define NSWAP2L_PROTO_KEY_LIMIT		(1ULL << 40)
+
+#define NSWAP2L_PROTO_CLIENT_ID_SIZE	16
+#define NSWAP2L_PROTO_NONCE_SIZE	32
+#define NSWAP2L_PROTO_MAC_SIZE		32
+#define NSWAP2L_PROTO_MIN_KEY_SIZE	16
+#define NSWAP2L_PROTO_MAX_KEY_SIZE	256
+
+#define NSWAP2L_AUTH_CLIENT_LABEL	"nswap2l-client-v1"
+#define NSWAP2L_AUTH_SERVER_LABEL	"nswap2l-server-v1"
+
+/* Largest payload any message may announce: a full PUT. */
+#define NSWAP2L_PROTO_MAX_PAYLOAD \
+	(NSWAP2L_PROTO_MAX_PAGES * (8 + NSWAP2L_PROTO_PAGE_SIZE))
+
+enum nswap2l_msg_type {
+	/* c->s: struct nswap2l_hello; reply: struct nswap2l_hello_reply */
+	NSWAP2L_MSG_HELLO	= 1,
+	/* c->s: struct nswap2l_auth; reply: struct nswap2l_auth (server MAC) */
+	NSWAP2L_MSG_AUTH	= 2,
+	/*
+	 * c->s: count __le64 keys, then count pages of data, in key order.
+	 * Stores or overwrites every page, or (status NOSPC) none of them.
+	 * Reply: no payload.
+	 */
+	NSWAP2L_MSG_PUT		= 3,
+	/*
+	 * c->s: count __le64 keys.  Reply OK: count pages, in key order.
+	 * Any key missing: status NOENT and no payload.
+	 */
+	NSWAP2L_MSG_GET		= 4,
+	/* c->s: count __le64 keys; missing keys are ignored.  Reply: none. */
+	NSWAP2L_MSG_FREE	= 5,
+	/*
+	 * s->c, unsolicited, tag 0, no payload: free_pages changed a lot.
+	 * Not answered.
+	 */
+	NSWAP2L_MSG_CAPACITY	= 6,
+	/*
+	 * s->c: count __le64 keys of this client's pages that the server
+	 * needs to give back (its machine needs the memory).  The pages stay
+	 * readable and writable until the client FREEs them.  The client moves
+	 * what it can elsewhere, FREEs the moved keys, then replies (no
+	 * payload; status OK, or NOSPC if it had to leave some).  Only sent to
+	 * clients that announced NSWAP2L_CAP_EVICT.
+	 */
+	NSWAP2L_MSG_EVICT	= 7,
+};
+
+/* Set in the type of every reply. */
+#define NSWAP2L_MSG_REPLY	0x8000
+
+enum nswap2l_status {
+	NSWAP2L_OK		= 0,
+	NSWAP2L_ERR_INVALID	= 1,	/* malformed request: connection closes */
+	NSWAP2L_ERR_NOSPC	= 2,	/* server full (PUT) */
+	NSWAP2L_ERR_NOENT	= 3,	/* no such page (GET) */
+	NSWAP2L_ERR_AUTH	= 4,	/* key proof wrong: connection closes */
+	NSWAP2L_ERR_VERSION	= 5,	/* no common version: connection closes */
+};
+
+/* Capabilities, announced in HELLO and HELLO reply. */
+#define NSWAP2L_CAP_EVICT	(1ULL << 0)	/* client takes EVICT messages */
+
+struct nswap2l_msg_header {
+	__le32 magic;		/* NSWAP2L_PROTO_MAGIC */
+	__le16 type;		/* enum nswap2l_msg_type, | REPLY in replies */
+	__le16 flags;		/* 0 */
+	__le32 tag;		/* chosen by the requester, echoed in the reply */
+	__le32 count;		/* keys or pages in the payload */
+	__le32 length;		/* payload bytes after this header */
+	__le32 status;		/* replies: enum nswap2l_status; requests: 0 */
+	__le64 free_pages;	/* replies, CAPACITY, EVICT: pages the server can
+				   still take from this client */
+};
+
+struct nswap2l_hello {
+	__le32 version_min;
+	__le32 version_max;
+	__le64 capabilities;
+	__u8 client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
+	__u8 client_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+};
+
+struct nswap2l_hello_reply {
+	__le32 version;		/* chosen by the server */
+	__le32 max_pages;	/* largest PUT/GET it takes, <= MAX_PAGES */
+	__le64 capabilities;
+	__u8 server_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+};
+
+struct nswap2l_auth {
+	__u8 mac[NSWAP2L_PROTO_MAC_SIZE];
+};
+
+#endif /* _UAPI_LINUX_NSWAP2L_PROTO_H */
