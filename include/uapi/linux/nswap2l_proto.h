@@ -19,8 +19,9 @@
  *   Replies may come in any order.  The server may also send CAPACITY and
  *   EVICT at any time after AUTH (server-chosen tags).
  *
- * Pages are named by a 64-bit page key chosen by the client (dm-nswap2l
- * uses the device page number), below NSWAP2L_PROTO_KEY_LIMIT, in the
+ * Pages are named by a 64-bit page key chosen by the client, below
+ * NSWAP2L_PROTO_KEY_LIMIT (dm-nswap2l never reuses a key on one server,
+ * so a FREE can never overtake the PUT of a newer page), in the
  * client's own namespace on the server: the namespace is the client id
  * sent in HELLO and bound by the AUTH MAC, so a connection can only ever
  * name its own pages.  A namespace outlives its connection for the
@@ -48,8 +49,8 @@
 #define NSWAP2L_PROTO_MAX_PAGES		64
 /* Keys in one FREE or EVICT. */
 #define NSWAP2L_PROTO_MAX_KEYS		1024
-/* Page keys are below this (40 bits: room in the client's map entry). */
-#define NSWAP2L_PROTO_KEY_LIMIT		(1ULL << 40)
+/* Page keys are below this (48 bits: room in the client's map entry). */
+#define NSWAP2L_PROTO_KEY_LIMIT		(1ULL << 48)
 
 #define NSWAP2L_PROTO_CLIENT_ID_SIZE	16
 #define NSWAP2L_PROTO_NONCE_SIZE	32
