@@ -10,7 +10,8 @@
  * the map lives in RAM, as a swap device or a scratch filesystem needs.
  *
  * Table line:
- *   <start> <len> nswap2l <#args> [flash=<dev>] [disk=<dev>]
+ *   <start> <len> nswap2l <#args> [netram=<addr:port>[,...] key=<keyspec>]
+ *                                 [flash=<dev>] [disk=<dev>] [timeout=<s>]
  *                                 [placement=<policy>] [overcommit]
  */
 #include <linux/module.h>
@@ -26,59 +27,18 @@
 /* Pages a discard clears before it waits once for in-flight I/O and frees them. */
 #define NSWAP2L_FREE_BATCH	512
 
-/*
- * In-flight I/O epochs.  A slot freed by discard must not be reused while a
- * bio that looked the page up before the discard can still reach it.  Bios
- * count themselves in the current epoch; the freer flips the epoch and waits
- * for the old one to drain before it frees the slots.
- */
-struct nswap2l_epochs {
-	unsigned int current_epoch;
-	atomic_t inflight[2];
-	wait_queue_head_t drained;
-};
-
 #define NSWAP2L_NO_EPOCH	0xff
 
-/* Counted on every bio: per CPU, so that CPUs do not share a cache line. */
-struct nswap2l_io_stats {
-	u64 reads[NSWAP2L_NR_TIERS];
-	u64 writes[NSWAP2L_NR_TIERS];
-	u64 zero_reads;				/* reads of never-written pages */
-};
-
-/* Per-bio state, for end_io. */
+/* Per-bio state. */
 struct nswap2l_bio {
-	u8 epoch;
-};
-
-struct nswap2l {
-	struct dm_target *ti;
-	u64 nr_pages;
-	atomic64_t *map;			/* one entry per page, see nswap2l.h */
-
-	struct nswap2l_tier *tiers[NSWAP2L_NR_TIERS];	/* by id, NULL if absent */
-	struct nswap2l_tier *flush_tiers[NSWAP2L_NR_TIERS];
-	unsigned int nr_flush_tiers;
-
-	struct nswap2l_placement __rcu *placement;
-	bool overcommit;
-
-	struct nswap2l_epochs epochs;
-
-	struct workqueue_struct *wq;
-	struct work_struct discard_work;
-	spinlock_t discard_lock;		/* protects discard_bios */
-	struct bio_list discard_bios;
-	/* Slots cleared from the map, awaiting the epoch drain; worker only. */
-	u64 *freed[NSWAP2L_NR_TIERS];
-	unsigned int nr_freed[NSWAP2L_NR_TIERS];
-
-	struct nswap2l_io_stats __percpu *stats;
-	atomic64_t nospace_errors;		/* writes that found no free slot */
+	u64 page;
+	u64 slot;		/* where the bio was sent: tier and slot */
+	u8 tier;
+	u8 epoch;		/* for end_io */
 };
 
 static const struct nswap2l_tier_type *const tier_types[] = {
+	&nswap2l_netram_tier,
 	&nswap2l_flash_tier,
 	&nswap2l_disk_tier,
 };
@@ -106,7 +66,7 @@ static unsigned int epoch_enter(struct nswap2l_epochs *e)
 	for (;;) {
 		epoch = READ_ONCE(e->current_epoch);
 		atomic_inc(&e->inflight[epoch]);
-		/* Pairs with the barrier in epoch_flip_and_wait(). */
+		/* Pairs with the barrier in nswap2l_wait_inflight(). */
 		smp_mb__after_atomic();
 		if (READ_ONCE(e->current_epoch) == epoch)
 			return epoch;
@@ -123,7 +83,7 @@ static void epoch_exit(struct nswap2l_epochs *e, unsigned int epoch)
 }
 
 /* Wait until every bio that started before this call has completed. */
-static void epoch_flip_and_wait(struct nswap2l_epochs *e)
+void nswap2l_wait_inflight(struct nswap2l_epochs *e)
 {
 	unsigned int old = e->current_epoch;
 
@@ -140,7 +100,7 @@ static void release_freed_slots(struct nswap2l *nc)
 {
 	int id;
 
-	epoch_flip_and_wait(&nc->epochs);
+	nswap2l_wait_inflight(&nc->epochs);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
@@ -214,35 +174,76 @@ static void defer_discard(struct nswap2l *nc, struct bio *bio)
  * Bio path
  *--------------------------------------------------------------*/
 
-/* Place a page written for the first time; returns its entry, 0 if no room. */
-static u64 place_page(struct nswap2l *nc, u64 page)
+int nswap2l_alloc_home(struct nswap2l *nc, u64 page, u64 *entry)
 {
 	struct nswap2l_placement *placement;
 	unsigned long tried = 0;
-	u64 entry = 0;
-	int id;
+	int id, r = -ENOSPC;
 
 	rcu_read_lock();
 	placement = rcu_dereference(nc->placement);
 	while ((id = placement->next_tier(placement, page, tried)) >= 0) {
 		struct nswap2l_tier *tier = nc->tiers[id];
-		u64 slot, old;
+		u64 slot;
 
 		tried |= BIT(id);
-		if (tier->type->ops->alloc_slot(tier, &slot))
-			continue;
-
-		entry = nswap2l_entry(id, slot);
-		old = atomic64_cmpxchg(&nc->map[page], 0, entry);
-		if (old) {
-			/* A concurrent write placed it first: use that home. */
-			tier->type->ops->free_slots(tier, &slot, 1, false);
-			entry = old;
+		if (!tier->type->ops->alloc_slot(tier, &slot)) {
+			*entry = nswap2l_entry(id, slot);
+			r = 0;
+			break;
 		}
-		break;
 	}
 	rcu_read_unlock();
-	return entry;
+	return r;
+}
+
+/*
+ * Give @page a new home, replacing map entry @expected (0 for a page written
+ * for the first time).  Returns 0 with the new entry in *@entry; -EAGAIN if
+ * the entry changed meanwhile (a concurrent write or discard), with the
+ * current entry in *@entry; -ENOSPC if no tier has room.
+ */
+static int place_page(struct nswap2l *nc, u64 page, u64 expected, u64 *entry)
+{
+	struct nswap2l_tier *tier;
+	u64 old, slot;
+	int r;
+
+	r = nswap2l_alloc_home(nc, page, entry);
+	if (r)
+		return r;
+	old = atomic64_cmpxchg(&nc->map[page], expected, *entry);
+	if (old == expected)
+		return 0;
+	tier = nc->tiers[nswap2l_entry_tier(*entry)];
+	slot = nswap2l_entry_slot(*entry);
+	tier->type->ops->free_slots(tier, &slot, 1, false);
+	*entry = old;
+	return -EAGAIN;
+}
+
+/*
+ * Set the referenced bit and, for a write, clear the migrating bit so that
+ * the mover does not install a copy older than this write.  Returns the entry
+ * to send the bio to.  Test first: most accesses find the bits right and need
+ * not dirty the line.  cmpxchg, not or: a lone bit must not resurrect an
+ * entry a discard cleared (the epoch keeps the old slot valid for this bio).
+ */
+static u64 note_access(struct nswap2l *nc, u64 page, u64 entry, bool write)
+{
+	u64 clear = write ? NSWAP2L_ENTRY_MIGRATING : 0;
+
+	for (;;) {
+		u64 want = (entry | NSWAP2L_ENTRY_REFERENCED) & ~clear;
+		u64 old;
+
+		if (want == entry)
+			return entry;
+		old = atomic64_cmpxchg(&nc->map[page], entry, want);
+		if (old == entry || !old)
+			return entry;
+		entry = old;	/* flagged, unflagged or moved meanwhile: look again */
+	}
 }
 
 static int map_flush(struct nswap2l *nc, struct bio *bio)
@@ -287,29 +288,72 @@ static int nswap2l_map(struct dm_target *ti, struct bio *bio)
 			bio_endio(bio);
 			return DM_MAPIO_SUBMITTED;
 		}
-		entry = place_page(nc, page);
-		if (!entry) {
+		/* -EAGAIN: a concurrent write placed it first; use that home. */
+		if (place_page(nc, page, 0, &entry) == -ENOSPC) {
 			atomic64_inc(&nc->nospace_errors);
 			bio->bi_status = BLK_STS_NOSPC;
 			bio_endio(bio);
 			return DM_MAPIO_SUBMITTED;
 		}
 	}
-	/*
-	 * Test first: most accesses find the bit set and need not dirty the
-	 * line.  cmpxchg, not or: a racing discard may have cleared the entry,
-	 * and a lone referenced bit must not resurrect it.
-	 */
-	if (!(entry & NSWAP2L_ENTRY_REFERENCED))
-		atomic64_cmpxchg(&nc->map[page], entry, entry | NSWAP2L_ENTRY_REFERENCED);
-
+	entry = note_access(nc, page, entry, bio_data_dir(bio) == WRITE);
 	id = nswap2l_entry_tier(entry);
 	if (bio_data_dir(bio) == READ)
 		this_cpu_inc(nc->stats->reads[id]);
 	else
 		this_cpu_inc(nc->stats->writes[id]);
 	tier = nc->tiers[id];
-	return tier->type->ops->map(tier, bio, nswap2l_entry_slot(entry));
+	nb->page = page;
+	nb->tier = id;
+	nb->slot = nswap2l_entry_slot(entry);
+	return tier->type->ops->map(tier, bio, nb->slot);
+}
+
+/*
+ * A tier gave back a write it could not store (full, or its server failed):
+ * place the page elsewhere and send the bio there.  Returns true if the bio
+ * went out again; false to complete it with *@error.
+ */
+static bool reroute_write(struct nswap2l *nc, struct bio *bio, blk_status_t *error)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	struct nswap2l_tier *tier = nc->tiers[nb->tier];
+	u64 entry;
+	int r;
+
+	atomic64_inc(&nc->rerouted_writes);
+	for (;;) {
+		entry = atomic64_read(&nc->map[nb->page]);
+		if (!entry) {
+			/* Discarded meanwhile: the write lost the race, nothing to keep. */
+			*error = BLK_STS_OK;
+			return false;
+		}
+		if (nswap2l_entry_tier(entry) != nb->tier ||
+		    nswap2l_entry_slot(entry) != nb->slot)
+			break;	/* another write already moved the page: follow it */
+
+		/* The same tier may still have room elsewhere (another server). */
+		r = place_page(nc, nb->page, entry, &entry);
+		if (!r) {
+			tier->type->ops->free_slots(tier, &nb->slot, 1, true);
+			break;
+		}
+		if (r == -ENOSPC) {
+			atomic64_inc(&nc->nospace_errors);
+			*error = BLK_STS_NOSPC;
+			return false;
+		}
+		/* -EAGAIN: the referenced bit, a discard or a write changed it; look again. */
+	}
+	nb->tier = nswap2l_entry_tier(entry);
+	nb->slot = nswap2l_entry_slot(entry);
+	this_cpu_inc(nc->stats->writes[nb->tier]);
+	tier = nc->tiers[nb->tier];
+	bio->bi_status = BLK_STS_OK;
+	if (tier->type->ops->map(tier, bio, nb->slot) == DM_MAPIO_REMAPPED)
+		submit_bio_noacct(bio);
+	return true;
 }
 
 static int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
@@ -317,11 +361,13 @@ static int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *e
 	struct nswap2l *nc = ti->private;
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
+	if (*error == NSWAP2L_STS_TRY_ELSEWHERE && nb->epoch != NSWAP2L_NO_EPOCH &&
+	    bio_data_dir(bio) == WRITE && reroute_write(nc, bio, error))
+		return DM_ENDIO_INCOMPLETE;
 	if (nb->epoch != NSWAP2L_NO_EPOCH)
 		epoch_exit(&nc->epochs, nb->epoch);
 	return DM_ENDIO_DONE;
 }
-
 /*----------------------------------------------------------------
  * Constructor and destructor
  *--------------------------------------------------------------*/
@@ -332,6 +378,7 @@ static void nswap2l_destroy(struct nswap2l *nc)
 	struct nswap2l_placement *placement;
 	int id;
 
+	nswap2l_mover_stop(nc);
 	if (nc->wq)
 		destroy_workqueue(nc->wq);
 	placement = rcu_dereference_protected(nc->placement, 1);
@@ -342,8 +389,11 @@ static void nswap2l_destroy(struct nswap2l *nc)
 			nc->tiers[id]->type->ops->destroy(nc->ti, nc->tiers[id]);
 		kvfree(nc->freed[id]);
 	}
+	/* After the tiers: a tier may still hand jobs in until it is gone. */
+	nswap2l_mover_destroy(nc);
 	kvfree(nc->map);
 	free_percpu(nc->stats);
+	kfree(nc->key_spec);
 	kfree(nc);
 }
 
@@ -357,12 +407,12 @@ static const struct nswap2l_tier_type *find_tier_type(const char *key)
 	return NULL;
 }
 
-static int parse_tier(struct nswap2l *nc, const struct nswap2l_tier_type *type,
-		      const char *value)
+static int note_tier_arg(struct nswap2l *nc, const struct nswap2l_tier_type *type,
+			 const char *value, const char **tier_args)
 {
 	struct dm_target *ti = nc->ti;
 
-	if (nc->tiers[type->id]) {
+	if (tier_args[type->id]) {
 		nswap2l_bad_table(ti, "Tier given twice", "%s= given twice", type->name);
 		return -EINVAL;
 	}
@@ -371,7 +421,65 @@ static int parse_tier(struct nswap2l *nc, const struct nswap2l_tier_type *type,
 				  type->name);
 		return -EINVAL;
 	}
-	return type->ops->create(ti, type, value, &nc->tiers[type->id]);
+	tier_args[type->id] = value;
+	return 0;
+}
+
+static int parse_option(struct nswap2l *nc, const char *key, const char *value)
+{
+	struct nswap2l_tier_options *opts = &nc->tier_options;
+	struct dm_target *ti = nc->ti;
+
+	if (!strcmp(key, "key")) {
+		if (nc->key_spec) {
+			nswap2l_bad_table(ti, "key given twice", "key= given twice");
+			return -EINVAL;
+		}
+		nc->key_spec = kstrdup(value, GFP_KERNEL);
+		if (!nc->key_spec) {
+			ti->error = "Cannot allocate key description";
+			return -ENOMEM;
+		}
+		opts->key_spec = nc->key_spec;
+		return 0;
+	}
+	if (!strcmp(key, "timeout")) {
+		if (kstrtouint(value, 10, &opts->timeout_secs) || !opts->timeout_secs ||
+		    opts->timeout_secs > 3600) {
+			nswap2l_bad_table(ti, "Bad timeout",
+					  "timeout=%s: need 1..3600 seconds", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	nswap2l_bad_table(ti, "Unknown option", "unknown option '%s='", key);
+	return -EINVAL;
+}
+
+/* Tiers are created once every option they may need has been read. */
+static int create_tiers(struct nswap2l *nc, const char **tier_args)
+{
+	struct dm_target *ti = nc->ti;
+	unsigned int i;
+	int r;
+
+	if (nc->key_spec && !tier_args[NSWAP2L_TIER_NETRAM]) {
+		nswap2l_bad_table(ti, "key= without netram=",
+				  "key= is the Network RAM key, but no netram= is given");
+		return -EINVAL;
+	}
+	for (i = 0; i < ARRAY_SIZE(tier_types); i++) {
+		const struct nswap2l_tier_type *type = tier_types[i];
+
+		if (!tier_args[type->id])
+			continue;
+		r = type->ops->create(ti, type, tier_args[type->id], &nc->tier_options,
+				      &nc->tiers[type->id]);
+		if (r)
+			return r;
+		nc->tiers[type->id]->nc = nc;
+	}
+	return 0;
 }
 
 static int parse_table_args(struct nswap2l *nc, struct dm_arg_set *as,
@@ -380,6 +488,7 @@ static int parse_table_args(struct nswap2l *nc, struct dm_arg_set *as,
 	static const struct dm_arg nr_args = {
 		0, 16, "Invalid number of arguments: need <#args> and that many arguments"
 	};
+	const char *tier_args[NSWAP2L_NR_TIERS] = { NULL };
 	struct dm_target *ti = nc->ti;
 	unsigned int argc;
 	int r;
@@ -424,15 +533,12 @@ static int parse_table_args(struct nswap2l *nc, struct dm_arg_set *as,
 			continue;
 		}
 		type = find_tier_type(arg);
-		if (!type) {
-			nswap2l_bad_table(ti, "Unknown option", "unknown option '%s='", arg);
-			return -EINVAL;
-		}
-		r = parse_tier(nc, type, value);
+		r = type ? note_tier_arg(nc, type, value, tier_args) :
+			   parse_option(nc, arg, value);
 		if (r)
 			return r;
 	}
-	return 0;
+	return create_tiers(nc, tier_args);
 }
 
 struct seen_devices {
@@ -496,7 +602,7 @@ static int check_capacity(struct nswap2l *nc)
 
 	if (!capacity) {
 		nswap2l_bad_table(ti, "No tier given",
-				  "no tier given: need at least one of flash=<dev>, disk=<dev>");
+				  "no tier given: need at least one of netram=<servers>, flash=<dev>, disk=<dev>");
 		return -EINVAL;
 	}
 	if (nc->nr_pages > capacity && !nc->overcommit) {
@@ -522,6 +628,7 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	nc->ti = ti;
+	nc->tier_options.timeout_secs = NSWAP2L_DEFAULT_TIMEOUT_SECS;
 	init_waitqueue_head(&nc->epochs.drained);
 	spin_lock_init(&nc->discard_lock);
 	bio_list_init(&nc->discard_bios);
@@ -596,6 +703,11 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate workqueue";
 		goto bad;
 	}
+	r = nswap2l_mover_create(nc);
+	if (r) {
+		ti->error = "Cannot allocate page mover";
+		goto bad;
+	}
 
 	r = dm_set_target_max_io_len(ti, NSWAP2L_PAGE_SECTORS);
 	if (r)
@@ -627,13 +739,14 @@ static void nswap2l_postsuspend(struct dm_target *ti)
 	struct nswap2l *nc = ti->private;
 
 	flush_workqueue(nc->wq);
+	nswap2l_mover_flush(nc);
 }
 
 static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
 		       unsigned int *sz_ptr)
 {
 	const char *placement;
-	bool default_placement;
+	bool default_placement, default_timeout;
 	unsigned int sz = *sz_ptr;
 	unsigned int nr_args;
 	int id;
@@ -643,7 +756,8 @@ static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
 	placement = rcu_dereference(nc->placement)->type->name;
 	rcu_read_unlock();
 	default_placement = !strcmp(placement, NSWAP2L_DEFAULT_PLACEMENT);
-	nr_args = !default_placement + nc->overcommit;
+	default_timeout = nc->tier_options.timeout_secs == NSWAP2L_DEFAULT_TIMEOUT_SECS;
+	nr_args = !default_placement + nc->overcommit + !!nc->key_spec + !default_timeout;
 
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		nr_args += !!nc->tiers[id];
@@ -657,6 +771,11 @@ static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
 		DMEMIT(" %s=", tier->type->name);
 		tier->type->ops->emit_table_arg(tier, result, maxlen, &sz);
 	}
+	/* Only the key's description: the key itself stays in the keyring. */
+	if (nc->key_spec)
+		DMEMIT(" key=%s", nc->key_spec);
+	if (!default_timeout)
+		DMEMIT(" timeout=%u", nc->tier_options.timeout_secs);
 	if (!default_placement)
 		DMEMIT(" placement=%s", placement);
 	if (nc->overcommit)
@@ -705,7 +824,14 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 			       tier->capacity, atomic64_read(&tier->used),
 			       io.reads[id], io.writes[id], atomic64_read(&tier->discards));
 		}
-		DMEMIT(" %llu %lld", io.zero_reads, atomic64_read(&nc->nospace_errors));
+		DMEMIT(" %llu %lld %lld %lld", io.zero_reads, atomic64_read(&nc->nospace_errors),
+		       atomic64_read(&nc->rerouted_writes), atomic64_read(&nc->moved_pages));
+		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+			struct nswap2l_tier *tier = nc->tiers[id];
+
+			if (tier && tier->type->ops->emit_status)
+				tier->type->ops->emit_status(tier, result, maxlen, &sz);
+		}
 		break;
 	case STATUSTYPE_TABLE:
 		emit_table(nc, result, maxlen, &sz);
@@ -740,15 +866,29 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 	struct nswap2l *nc = ti->private;
 	unsigned int sz = 0;
 
+	int id, r;
+
 	if (argc == 1 && !strcasecmp(argv[0], "help")) {
-		DMEMIT("help                 this list\n");
-		DMEMIT("placement <policy>   place new pages with <policy>:");
+		DMEMIT("help                      this list\n");
+		DMEMIT("placement <policy>        place new pages with <policy>:");
 		nswap2l_placement_list(result, maxlen, &sz);
 		DMEMIT("\n");
+		for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+			if (nc->tiers[id] && nc->tiers[id]->type->messages_help)
+				DMEMIT("%s", nc->tiers[id]->type->messages_help);
 		return 1;
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "placement"))
 		return message_placement(nc, argv[1]);
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (tier && tier->type->ops->message) {
+			r = tier->type->ops->message(tier, argc, argv);
+			if (r != -ENOTTY)
+				return r;
+		}
+	}
 
 	DMERR("%s: unknown message '%s' with %u argument(s); try 'help'",
 	      dm_table_device_name(ti->table), argc ? argv[0] : "", argc ? argc - 1 : 0);

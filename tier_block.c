@@ -35,7 +35,8 @@ static void block_tier_destroy(struct dm_target *ti, struct nswap2l_tier *tier)
 }
 
 static int block_tier_create(struct dm_target *ti, const struct nswap2l_tier_type *type,
-			     const char *path, struct nswap2l_tier **result)
+			     const char *path, const struct nswap2l_tier_options *opts,
+			     struct nswap2l_tier **result)
 {
 	struct block_tier *bt;
 	sector_t sectors;

@@ -6,11 +6,14 @@
  *   blkpat write  DEV FIRST_PAGE NPAGES SEED
  *   blkpat verify DEV FIRST_PAGE NPAGES SEED
  *   blkpat zero   DEV FIRST_PAGE NPAGES          (pages must read as zeros)
+ *   blkpat scan   DEV FIRST_PAGE NPAGES SEED     (page by page: a page may be
+ *                 unreadable, but one that reads must hold its pattern)
  *
  * Every page carries a header (magic, page index, seed) followed by words
  * derived from (page index, seed), so a misplaced page is recognised as such.
  * write keeps going after errors and reports them:
  *   "blkpat: write ok=N failed=M first_failed=P errno=E (text)"
+ * scan reports "blkpat: scan ok=N eio=M bad=K"; unreadable pages are not a failure.
  * Exit status: 0 all fine, 1 data mismatch / write errors, 2 usage or setup.
  */
 #define _GNU_SOURCE
@@ -61,7 +64,7 @@ static int is_zero(const uint64_t *p)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: blkpat write|verify DEV FIRST_PAGE NPAGES SEED\n"
+	fprintf(stderr, "usage: blkpat write|verify|scan DEV FIRST_PAGE NPAGES SEED\n"
 			"       blkpat zero DEV FIRST_PAGE NPAGES\n");
 	exit(2);
 }
@@ -73,8 +76,9 @@ int main(int argc, char **argv)
 	const char *mode = argv[1], *dev = argv[2];
 	uint64_t first = strtoull(argv[3], NULL, 0), n = strtoull(argv[4], NULL, 0), seed = 0;
 	int wr = !strcmp(mode, "write"), ver = !strcmp(mode, "verify"), zero = !strcmp(mode, "zero");
+	int scan = !strcmp(mode, "scan");
 
-	if (!(wr || ver || zero) || (zero ? argc != 5 : argc != 6))
+	if (!(wr || ver || zero || scan) || (zero ? argc != 5 : argc != 6))
 		usage();
 	if (!zero)
 		seed = strtoull(argv[5], NULL, 0);
@@ -94,6 +98,16 @@ int main(int argc, char **argv)
 	int err = 0;
 	for (uint64_t pg = first; pg < first + n;) {
 		uint64_t cnt = first + n - pg < CHUNK ? first + n - pg : CHUNK;
+
+		if (scan) {
+			/* One page per read, so that one unreadable page hides no other. */
+			cnt = 1;
+			if (pread(fd, buf, PAGE, (off_t)(pg * PAGE)) != PAGE) {
+				failed++;
+				pg++;
+				continue;
+			}
+		}
 		off_t off = (off_t)(pg * PAGE);
 
 		if (wr) {
@@ -117,7 +131,7 @@ int main(int argc, char **argv)
 				}
 			}
 		} else {
-			ssize_t r = pread(fd, buf, cnt * PAGE, off);
+			ssize_t r = scan ? PAGE : pread(fd, buf, cnt * PAGE, off);
 			if (r != (ssize_t)(cnt * PAGE)) {
 				fprintf(stderr, "blkpat: read of pages %" PRIu64 "+%" PRIu64 " failed: %s\n", pg, cnt,
 					r < 0 ? strerror(errno) : "short read");
@@ -161,6 +175,9 @@ int main(int argc, char **argv)
 		       failed, first_failed, err, err ? strerror(err) : "none");
 		return failed ? 1 : 0;
 	}
-	printf("blkpat: %s ok=%" PRIu64 " bad=%" PRIu64 "\n", mode, ok, bad);
+	if (scan)
+		printf("blkpat: scan ok=%" PRIu64 " eio=%" PRIu64 " bad=%" PRIu64 "\n", ok, failed, bad);
+	else
+		printf("blkpat: %s ok=%" PRIu64 " bad=%" PRIu64 "\n", mode, ok, bad);
 	return bad ? 1 : 0;
 }

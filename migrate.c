@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Background page moves: a tier asks for some of its pages to go elsewhere
+ * (a Network RAM server that needs its memory back, a server being drained)
+ * and the mover copies them to a new home chosen by the placement policy,
+ * NSWAP2L_MOVE_BATCH pages at a time, on its own ordered workqueue.
+ *
+ * A move never loses a write.  The mover flags each entry MIGRATING, waits
+ * for bios that looked the page up before (they may be writing the old
+ * home), copies, and installs the new home only if the entry is still the
+ * flagged one: a write meanwhile clears the flag (nswap2l_map), a discard
+ * clears the entry, and the page then stays where it is.  The old home is
+ * freed only after bios that may still read it have completed.
+ *
+ * Everything is preallocated in the constructor: one batch of pages and
+ * bios, reused for every batch.
+ */
+#include <linux/bio.h>
+#include <linux/completion.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "nswap2l.h"
+
+struct move_page {
+	u64 page;
+	u64 old_entry;			/* as flagged, without REFERENCED */
+	u64 new_entry;
+	struct page *data;
+	struct bio bio;
+	struct bio_vec bvec;
+	bool bio_in_use;
+	blk_status_t status;
+};
+
+struct nswap2l_mover {
+	struct nswap2l *nc;
+	struct workqueue_struct *wq;
+	struct work_struct work;
+	spinlock_t lock;		/* protects jobs and stopped */
+	struct list_head jobs;
+	bool stopped;			/* the target is going away */
+
+	struct move_page pages[NSWAP2L_MOVE_BATCH];
+	unsigned int nr_pages;
+	atomic_t pending_io;
+	struct completion io_done;
+};
+
+static void move_end_io(struct bio *bio)
+{
+	struct move_page *mp = container_of(bio, struct move_page, bio);
+	struct nswap2l_mover *mover = bio->bi_private;
+
+	mp->status = bio->bi_status;
+	if (atomic_dec_and_test(&mover->pending_io))
+		complete(&mover->io_done);
+}
+
+/* Read (old home) or write (new home) every page of the batch that is still good. */
+static void move_io(struct nswap2l_mover *mover, enum req_op op)
+{
+	struct nswap2l *nc = mover->nc;
+	unsigned int i;
+
+	atomic_set(&mover->pending_io, 1);
+	reinit_completion(&mover->io_done);
+	for (i = 0; i < mover->nr_pages; i++) {
+		struct move_page *mp = &mover->pages[i];
+		u64 entry = op == REQ_OP_READ ? mp->old_entry : mp->new_entry;
+		struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
+
+		if (mp->status)
+			continue;
+		bio_init(&mp->bio, NULL, &mp->bvec, 1, op);
+		mp->bio_in_use = true;
+		__bio_add_page(&mp->bio, mp->data, PAGE_SIZE, 0);
+		mp->bio.bi_end_io = move_end_io;
+		mp->bio.bi_private = mover;
+		atomic_inc(&mover->pending_io);
+		if (tier->type->ops->map(tier, &mp->bio, nswap2l_entry_slot(entry)) ==
+		    DM_MAPIO_REMAPPED)
+			submit_bio_noacct(&mp->bio);
+	}
+	if (!atomic_dec_and_test(&mover->pending_io))
+		wait_for_completion(&mover->io_done);
+	for (i = 0; i < mover->nr_pages; i++) {
+		struct move_page *mp = &mover->pages[i];
+
+		if (mp->bio_in_use)
+			bio_uninit(&mp->bio);
+		mp->bio_in_use = false;
+	}
+}
+
+static void free_entry_slot(struct nswap2l *nc, u64 entry, bool written)
+{
+	struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
+	u64 slot = nswap2l_entry_slot(entry);
+
+	tier->type->ops->free_slots(tier, &slot, 1, written);
+}
+
+/* Flag the page as moving if it still is at @entry; false if it changed. */
+static bool flag_moving(struct nswap2l *nc, u64 page, u64 entry)
+{
+	u64 cur = atomic64_read(&nc->map[page]);
+
+	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == entry) {
+		u64 old = atomic64_cmpxchg(&nc->map[page], cur, cur | NSWAP2L_ENTRY_MIGRATING);
+
+		if (old == cur)
+			return true;
+		cur = old;
+	}
+	return false;
+}
+
+/* Install the new home if nothing touched the page since it was flagged. */
+static bool install_new_home(struct nswap2l *nc, struct move_page *mp)
+{
+	u64 flagged = mp->old_entry | NSWAP2L_ENTRY_MIGRATING;
+	u64 cur = atomic64_read(&nc->map[mp->page]);
+
+	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == flagged) {
+		u64 new = mp->new_entry | (cur & NSWAP2L_ENTRY_REFERENCED);
+		u64 old = atomic64_cmpxchg(&nc->map[mp->page], cur, new);
+
+		if (old == cur)
+			return true;
+		cur = old;
+	}
+	return false;
+}
+
+/* Drop the MIGRATING flag of a page that stays where it is. */
+static void unflag_moving(struct nswap2l *nc, struct move_page *mp)
+{
+	u64 flagged = mp->old_entry | NSWAP2L_ENTRY_MIGRATING;
+	u64 cur = atomic64_read(&nc->map[mp->page]);
+
+	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == flagged) {
+		u64 old = atomic64_cmpxchg(&nc->map[mp->page], cur,
+					   cur & ~NSWAP2L_ENTRY_MIGRATING);
+
+		if (old == cur)
+			return;
+		cur = old;
+	}
+}
+
+static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
+{
+	struct nswap2l *nc = mover->nc;
+	unsigned int i, moved = 0;
+
+	/* Bios that saw the page before it was flagged may still write the old home. */
+	nswap2l_wait_inflight(&nc->epochs);
+	move_io(mover, REQ_OP_READ);
+
+	for (i = 0; i < mover->nr_pages; i++) {
+		struct move_page *mp = &mover->pages[i];
+
+		if (!mp->status && nswap2l_alloc_home(nc, mp->page, &mp->new_entry))
+			mp->status = BLK_STS_NOSPC;
+	}
+	move_io(mover, REQ_OP_WRITE);
+
+	for (i = 0; i < mover->nr_pages; i++) {
+		struct move_page *mp = &mover->pages[i];
+
+		if (!mp->status && install_new_home(nc, mp))
+			continue;
+		if (mp->new_entry)
+			free_entry_slot(nc, mp->new_entry, !mp->status);
+		unflag_moving(nc, mp);
+		mp->status = mp->status ? mp->status : BLK_STS_AGAIN;
+		job->left++;
+	}
+
+	/* Bios that saw the old home may still be reading it. */
+	nswap2l_wait_inflight(&nc->epochs);
+	for (i = 0; i < mover->nr_pages; i++) {
+		struct move_page *mp = &mover->pages[i];
+
+		if (mp->status)
+			continue;
+		free_entry_slot(nc, mp->old_entry, true);
+		moved++;
+	}
+	job->moved += moved;
+	atomic64_add(moved, &nc->moved_pages);
+	mover->nr_pages = 0;
+}
+
+static void run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
+{
+	struct nswap2l *nc = mover->nc;
+	u64 page;
+
+	for (page = 0; page < nc->nr_pages; page++) {
+		u64 entry = atomic64_read(&nc->map[page]) & ~NSWAP2L_ENTRY_REFERENCED;
+		struct move_page *mp;
+
+		if (!entry || entry & NSWAP2L_ENTRY_MIGRATING ||
+		    nc->tiers[nswap2l_entry_tier(entry)] != job->tier ||
+		    !job->wants(job, nswap2l_entry_slot(entry)) ||
+		    !flag_moving(nc, page, entry))
+			continue;
+
+		mp = &mover->pages[mover->nr_pages++];
+		mp->page = page;
+		mp->old_entry = entry;
+		mp->new_entry = 0;
+		mp->status = BLK_STS_OK;
+		if (mover->nr_pages == NSWAP2L_MOVE_BATCH)
+			move_batch(mover, job);
+		cond_resched();
+	}
+	if (mover->nr_pages)
+		move_batch(mover, job);
+}
+
+static void mover_work(struct work_struct *work)
+{
+	struct nswap2l_mover *mover = container_of(work, struct nswap2l_mover, work);
+	struct nswap2l_move_job *job;
+
+	for (;;) {
+		spin_lock_irq(&mover->lock);
+		job = list_first_entry_or_null(&mover->jobs, struct nswap2l_move_job, list);
+		if (job)
+			list_del(&job->list);
+		spin_unlock_irq(&mover->lock);
+		if (!job)
+			return;
+		job->moved = 0;
+		job->left = 0;
+		run_job(mover, job);
+		job->done(job);
+	}
+}
+
+bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job)
+{
+	struct nswap2l_mover *mover = nc->mover;
+	unsigned long flags;
+	bool queued;
+
+	if (!mover || !READ_ONCE(mover->wq))
+		return false;	/* still being built */
+	spin_lock_irqsave(&mover->lock, flags);
+	queued = !mover->stopped;
+	if (queued)
+		list_add_tail(&job->list, &mover->jobs);
+	spin_unlock_irqrestore(&mover->lock, flags);
+	if (queued)
+		queue_work(mover->wq, &mover->work);
+	return queued;
+}
+
+void nswap2l_mover_flush(struct nswap2l *nc)
+{
+	flush_workqueue(nc->mover->wq);
+}
+
+void nswap2l_mover_stop(struct nswap2l *nc)
+{
+	struct nswap2l_mover *mover = nc->mover;
+
+	if (!mover || !mover->wq)
+		return;
+	spin_lock_irq(&mover->lock);
+	mover->stopped = true;
+	spin_unlock_irq(&mover->lock);
+	flush_workqueue(mover->wq);
+}
+
+void nswap2l_mover_destroy(struct nswap2l *nc)
+{
+	struct nswap2l_mover *mover = nc->mover;
+	unsigned int i;
+
+	if (!mover)
+		return;
+	if (mover->wq)
+		destroy_workqueue(mover->wq);
+	for (i = 0; i < NSWAP2L_MOVE_BATCH; i++)
+		if (mover->pages[i].data)
+			__free_page(mover->pages[i].data);
+	kfree(mover);
+	nc->mover = NULL;
+}
+
+int nswap2l_mover_create(struct nswap2l *nc)
+{
+	struct nswap2l_mover *mover;
+	unsigned int i;
+
+	mover = kzalloc(sizeof(*mover), GFP_KERNEL);
+	if (!mover)
+		return -ENOMEM;
+	nc->mover = mover;
+	mover->nc = nc;
+	spin_lock_init(&mover->lock);
+	INIT_LIST_HEAD(&mover->jobs);
+	INIT_WORK(&mover->work, mover_work);
+	init_completion(&mover->io_done);
+	for (i = 0; i < NSWAP2L_MOVE_BATCH; i++) {
+		mover->pages[i].data = alloc_page(GFP_KERNEL);
+		if (!mover->pages[i].data)
+			return -ENOMEM;
+	}
+	/* Ordered: one batch at a time, with the preallocated pages. */
+	mover->wq = alloc_ordered_workqueue("nswap2l-move-%s", WQ_MEM_RECLAIM,
+					    dm_table_device_name(nc->ti->table));
+	return mover->wq ? 0 : -ENOMEM;
+}
