@@ -378,6 +378,7 @@ static void nswap2l_destroy(struct nswap2l *nc)
 	struct nswap2l_placement *placement;
 	int id;
 
+	nswap2l_sysfs_remove(nc);
 	nswap2l_mover_stop(nc);
 	if (nc->wq)
 		destroy_workqueue(nc->wq);
@@ -629,6 +630,7 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	nc->ti = ti;
 	nc->tier_options.timeout_secs = NSWAP2L_DEFAULT_TIMEOUT_SECS;
+	mutex_init(&nc->placement_mutex);
 	init_waitqueue_head(&nc->epochs.drained);
 	spin_lock_init(&nc->discard_lock);
 	bio_list_init(&nc->discard_bios);
@@ -738,8 +740,14 @@ static void nswap2l_postsuspend(struct dm_target *ti)
 {
 	struct nswap2l *nc = ti->private;
 
+	nswap2l_sysfs_remove(nc);
 	flush_workqueue(nc->wq);
 	nswap2l_mover_flush(nc);
+}
+
+static void nswap2l_resume(struct dm_target *ti)
+{
+	nswap2l_sysfs_add(ti->private);
 }
 
 static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
@@ -751,10 +759,7 @@ static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
 	unsigned int nr_args;
 	int id;
 
-	/* Type names are static: safe to use after the policy is replaced. */
-	rcu_read_lock();
-	placement = rcu_dereference(nc->placement)->type->name;
-	rcu_read_unlock();
+	placement = nswap2l_placement_name(nc);
 	default_placement = !strcmp(placement, NSWAP2L_DEFAULT_PLACEMENT);
 	default_timeout = nc->tier_options.timeout_secs == NSWAP2L_DEFAULT_TIMEOUT_SECS;
 	nr_args = !default_placement + nc->overcommit + !!nc->key_spec + !default_timeout;
@@ -812,9 +817,7 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 		sum_io_stats(nc, &io);
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 			nr_tiers += !!nc->tiers[id];
-		rcu_read_lock();
-		DMEMIT("%s %u", rcu_dereference(nc->placement)->type->name, nr_tiers);
-		rcu_read_unlock();
+		DMEMIT("%s %u", nswap2l_placement_name(nc), nr_tiers);
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 			struct nswap2l_tier *tier = nc->tiers[id];
 
@@ -841,7 +844,8 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 	}
 }
 
-static int message_placement(struct nswap2l *nc, const char *name)
+/* By message or sysfs. */
+int nswap2l_set_placement(struct nswap2l *nc, const char *name)
 {
 	struct nswap2l_placement *new, *old;
 
@@ -853,11 +857,43 @@ static int message_placement(struct nswap2l *nc, const char *name)
 	}
 	if (IS_ERR(new))
 		return PTR_ERR(new);
-	/* dm serialises messages, so nothing else replaces the pointer. */
-	old = rcu_replace_pointer(nc->placement, new, true);
+	mutex_lock(&nc->placement_mutex);
+	old = rcu_replace_pointer(nc->placement, new, lockdep_is_held(&nc->placement_mutex));
+	mutex_unlock(&nc->placement_mutex);
 	synchronize_rcu();
 	old->destroy(old);
 	return 0;
+}
+
+/* Type names are static: safe to use after the policy is replaced. */
+const char *nswap2l_placement_name(struct nswap2l *nc)
+{
+	const char *name;
+
+	rcu_read_lock();
+	name = rcu_dereference(nc->placement)->type->name;
+	rcu_read_unlock();
+	return name;
+}
+
+ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf)
+{
+	struct nswap2l_io_stats io;
+	ssize_t len = 0;
+	int id;
+
+	sum_io_stats(nc, &io);
+	len += sysfs_emit_at(buf, len, "tier capacity used reads writes discards\n");
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (tier)
+			len += sysfs_emit_at(buf, len, "%s %llu %lld %llu %llu %lld\n",
+					     tier->type->name, READ_ONCE(tier->capacity),
+					     atomic64_read(&tier->used), io.reads[id],
+					     io.writes[id], atomic64_read(&tier->discards));
+	}
+	return len;
 }
 
 static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
@@ -879,7 +915,7 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return 1;
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "placement"))
-		return message_placement(nc, argv[1]);
+		return nswap2l_set_placement(nc, argv[1]);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
@@ -920,6 +956,7 @@ static struct target_type nswap2l_target = {
 	.map = nswap2l_map,
 	.end_io = nswap2l_end_io,
 	.postsuspend = nswap2l_postsuspend,
+	.resume = nswap2l_resume,
 	.status = nswap2l_status,
 	.message = nswap2l_message,
 	.iterate_devices = nswap2l_iterate_devices,
@@ -933,17 +970,27 @@ static int __init dm_nswap2l_init(void)
 	r = nswap2l_policies_init();
 	if (r)
 		return r;
+	r = nswap2l_sysfs_init();
+	if (r)
+		goto bad_sysfs;
 	r = dm_register_target(&nswap2l_target);
 	if (r) {
 		DMERR("register failed %d", r);
-		nswap2l_policies_exit();
+		goto bad_register;
 	}
+	return 0;
+
+bad_register:
+	nswap2l_sysfs_exit();
+bad_sysfs:
+	nswap2l_policies_exit();
 	return r;
 }
 
 static void __exit dm_nswap2l_exit(void)
 {
 	dm_unregister_target(&nswap2l_target);
+	nswap2l_sysfs_exit();
 	nswap2l_policies_exit();
 }
 

@@ -132,6 +132,8 @@ struct nswap2l_tier_ops {
 	/* Extra status fields (optional), appended after the common ones. */
 	void (*emit_status)(struct nswap2l_tier *tier, char *result,
 			    unsigned int maxlen, unsigned int *sz);
+	/* sysfs "servers" file contents (optional). */
+	ssize_t (*show_servers)(struct nswap2l_tier *tier, char *buf);
 	/* A dmsetup message for this tier (optional); -ENOTTY if not ours. */
 	int (*message)(struct nswap2l_tier *tier, unsigned int argc, char **argv);
 };
@@ -200,6 +202,7 @@ struct nswap2l {
 	unsigned int nr_flush_tiers;
 
 	struct nswap2l_placement __rcu *placement;
+	struct mutex placement_mutex;		/* replacing the policy */
 	bool overcommit;
 	struct nswap2l_tier_options tier_options;
 	char *key_spec;				/* as given, for the table line */
@@ -215,12 +218,22 @@ struct nswap2l {
 	unsigned int nr_freed[NSWAP2L_NR_TIERS];
 
 	struct nswap2l_mover *mover;
+	struct nswap2l_sysfs *sysfs;		/* while the table is live */
 
 	struct nswap2l_io_stats __percpu *stats;
 	atomic64_t nospace_errors;		/* writes that found no free slot */
 	atomic64_t rerouted_writes;		/* writes a tier gave back */
 	atomic64_t moved_pages;			/* by the mover */
 };
+
+/* Interface shared by messages and sysfs (sysfs.c). */
+int nswap2l_set_placement(struct nswap2l *nc, const char *name);
+const char *nswap2l_placement_name(struct nswap2l *nc);
+ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf);
+void nswap2l_sysfs_add(struct nswap2l *nc);
+void nswap2l_sysfs_remove(struct nswap2l *nc);
+int nswap2l_sysfs_init(void);
+void nswap2l_sysfs_exit(void);
 
 /* Wait until every bio that started before this call has completed. */
 void nswap2l_wait_inflight(struct nswap2l_epochs *e);

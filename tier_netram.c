@@ -1115,34 +1115,53 @@ static void netram_emit_table_arg(struct nswap2l_tier *tier, char *result,
 	*sz_ptr = sz;
 }
 
+/* One server's counters, as dmsetup status and sysfs show them. */
+static int netram_format_server(struct netram_server *srv, char *buf, size_t size)
+{
+	enum netram_state state;
+	unsigned int inflight;
+	const char *state_name;
+
+	spin_lock_irq(&srv->lock);
+	state = srv->state;
+	inflight = hweight_long(srv->busy_tags);
+	state_name = srv->failed ? "failed" :
+		     srv->draining && state == NETRAM_UP ? "draining" : netram_state_names[state];
+	spin_unlock_irq(&srv->lock);
+	return scnprintf(buf, size, "%s %s %lld %lld %u %lld %lld %lld %lld %lld %lld",
+			 srv->name, state_name, atomic64_read(&srv->held),
+			 atomic64_read(&srv->free_reported), inflight,
+			 atomic64_read(&srv->bytes_sent), atomic64_read(&srv->bytes_received),
+			 atomic64_read(&srv->errors), atomic64_read(&srv->reconnects),
+			 atomic64_read(&srv->evict_asked), atomic64_read(&srv->evict_moved));
+}
+
 static void netram_emit_status(struct nswap2l_tier *tier, char *result,
 			       unsigned int maxlen, unsigned int *sz_ptr)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
-	unsigned int sz = *sz_ptr, i;
+	unsigned int sz = *sz_ptr, i, nr = netram_nr_servers(nt);
 
-	DMEMIT(" %u", nt->nr_servers);
-	for (i = 0; i < netram_nr_servers(nt); i++) {
-		struct netram_server *srv = nt->servers[i];
-		enum netram_state state;
-		unsigned int inflight;
-		bool failed;
-
-		spin_lock_irq(&srv->lock);
-		state = srv->state;
-		failed = srv->failed;
-		inflight = hweight_long(srv->busy_tags);
-		spin_unlock_irq(&srv->lock);
-		DMEMIT(" %s %s %lld %lld %u %lld %lld %lld %lld %lld %lld", srv->name,
-		       failed ? "failed" : srv->draining && state == NETRAM_UP ? "draining" :
-		       netram_state_names[state],
-		       atomic64_read(&srv->held), atomic64_read(&srv->free_reported),
-		       inflight, atomic64_read(&srv->bytes_sent),
-		       atomic64_read(&srv->bytes_received), atomic64_read(&srv->errors),
-		       atomic64_read(&srv->reconnects), atomic64_read(&srv->evict_asked),
-		       atomic64_read(&srv->evict_moved));
+	DMEMIT(" %u", nr);
+	for (i = 0; i < nr && sz + 1 < maxlen; i++) {
+		DMEMIT(" ");
+		sz += netram_format_server(nt->servers[i], result + sz, maxlen - sz);
 	}
 	*sz_ptr = sz;
+}
+
+static ssize_t netram_show_servers(struct nswap2l_tier *tier, char *buf)
+{
+	struct netram_tier *nt = to_netram_tier(tier);
+	unsigned int i, nr = netram_nr_servers(nt);
+	ssize_t len;
+
+	len = sysfs_emit(buf, "server state held free inflight sent_bytes received_bytes errors reconnects evict_asked evict_moved\n");
+	for (i = 0; i < nr && len + 1 < PAGE_SIZE; i++) {
+		len += netram_format_server(nt->servers[i], buf + len, PAGE_SIZE - len - 1);
+		len += sysfs_emit_at(buf, len, "\n");
+	}
+	return len;
 }
 
 /*----------------------------------------------------------------
@@ -1564,6 +1583,7 @@ static const struct nswap2l_tier_ops netram_tier_ops = {
 	.map = netram_map,
 	.emit_table_arg = netram_emit_table_arg,
 	.emit_status = netram_emit_status,
+	.show_servers = netram_show_servers,
 	.message = netram_message,
 };
 

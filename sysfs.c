@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/nswap2l/<dm name>/: the same controls and counters as
+ * dmsetup message and status, for users and scripts that prefer files.
+ *
+ *   placement   the placement policy; write a policy name to switch
+ *   tiers       one line per tier: name capacity used reads writes discards
+ *   servers     one line per Network RAM server (see the tier)
+ *
+ * The directory exists while the table is live: it is added on resume and
+ * removed on postsuspend, so that a table being loaded next to the live one
+ * (dmsetup reload) does not collide with it.
+ */
+#include <linux/kobject.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include "nswap2l.h"
+
+static struct kobject *nswap2l_kobj;
+
+struct nswap2l_sysfs {
+	struct kobject kobj;
+	struct nswap2l *nc;
+	struct completion released;
+};
+
+static struct nswap2l *kobj_to_nc(struct kobject *kobj)
+{
+	return container_of(kobj, struct nswap2l_sysfs, kobj)->nc;
+}
+
+static ssize_t placement_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", nswap2l_placement_name(kobj_to_nc(kobj)));
+}
+
+static ssize_t placement_store(struct kobject *kobj, struct kobj_attribute *attr,
+			       const char *buf, size_t count)
+{
+	char name[32];
+	int r;
+
+	if (!count || count >= sizeof(name))
+		return -EINVAL;
+	strscpy(name, buf, sizeof(name));
+	strim(name);
+	r = nswap2l_set_placement(kobj_to_nc(kobj), name);
+	return r ? r : count;
+}
+
+static ssize_t tiers_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return nswap2l_show_tiers(kobj_to_nc(kobj), buf);
+}
+
+static ssize_t servers_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	struct nswap2l_tier *tier = kobj_to_nc(kobj)->tiers[NSWAP2L_TIER_NETRAM];
+
+	if (!tier || !tier->type->ops->show_servers)
+		return 0;
+	return tier->type->ops->show_servers(tier, buf);
+}
+
+static struct kobj_attribute placement_attr = __ATTR_RW(placement);
+static struct kobj_attribute tiers_attr = __ATTR_RO(tiers);
+static struct kobj_attribute servers_attr = __ATTR_RO(servers);
+
+static struct attribute *nswap2l_attrs[] = {
+	&placement_attr.attr,
+	&tiers_attr.attr,
+	&servers_attr.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(nswap2l);
+
+static void nswap2l_kobj_release(struct kobject *kobj)
+{
+	complete(&container_of(kobj, struct nswap2l_sysfs, kobj)->released);
+}
+
+static const struct kobj_type nswap2l_ktype = {
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = nswap2l_groups,
+	.release = nswap2l_kobj_release,
+};
+
+/* On resume; a name that cannot be added only costs the files. */
+void nswap2l_sysfs_add(struct nswap2l *nc)
+{
+	struct nswap2l_sysfs *s;
+	char name[DM_NAME_LEN];
+	int r;
+
+	if (nc->sysfs || dm_copy_name_and_uuid(dm_table_get_md(nc->ti->table), name, NULL))
+		return;
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return;
+	s->nc = nc;
+	init_completion(&s->released);
+	r = kobject_init_and_add(&s->kobj, &nswap2l_ktype, nswap2l_kobj, "%s", name);
+	if (r) {
+		DMWARN("%s: no /sys/kernel/nswap2l/%s (error %d)",
+		       dm_table_device_name(nc->ti->table), name, r);
+		kobject_put(&s->kobj);
+		wait_for_completion(&s->released);
+		kfree(s);
+		return;
+	}
+	nc->sysfs = s;
+}
+
+/* On postsuspend and destroy: returns once no reader is left. */
+void nswap2l_sysfs_remove(struct nswap2l *nc)
+{
+	struct nswap2l_sysfs *s = nc->sysfs;
+
+	if (!s)
+		return;
+	nc->sysfs = NULL;
+	kobject_del(&s->kobj);
+	kobject_put(&s->kobj);
+	wait_for_completion(&s->released);
+	kfree(s);
+}
+
+int nswap2l_sysfs_init(void)
+{
+	nswap2l_kobj = kobject_create_and_add("nswap2l", kernel_kobj);
+	return nswap2l_kobj ? 0 : -ENOMEM;
+}
+
+void nswap2l_sysfs_exit(void)
+{
+	kobject_put(nswap2l_kobj);
+}
