@@ -29,6 +29,7 @@
 #include <crypto/hash.h>
 #include <crypto/algapi.h>
 #include <keys/user-type.h>
+#include <linux/key-type.h>
 #include <linux/bsearch.h>
 #include <linux/inet.h>
 #include <linux/in.h>
@@ -46,6 +47,13 @@
 
 #define NETRAM_MAX_SERVERS	16
 #define NETRAM_TAGS		32	/* messages in flight per server */
+/*
+ * GETs in flight per connection.  A GET is tiny and its answer is what
+ * costs: holding the next reads back while two are out makes them queue
+ * up and go together, one request and one reply stream for many pages
+ * (PUTs carry their pages, so they need no such help to batch).
+ */
+#define NETRAM_GETS_IN_FLIGHT	2
 #define NETRAM_FREE_BATCH	512	/* keys per FREE message */
 #define NETRAM_FREE_QUEUE	8192	/* keys waiting to be freed, per server */
 #define NETRAM_HANDSHAKE_TIMEOUT (5 * HZ)
@@ -138,6 +146,7 @@ struct netram_server {
 	u64 *free_keys;
 	unsigned int nr_free_keys;
 	unsigned long busy_tags;
+	unsigned int gets_in_flight;
 	u64 next_seq;
 	struct netram_msg *msgs;	/* NETRAM_TAGS */
 	__le64 *evict_buf;		/* one EVICT's keys, receiver only */
@@ -652,6 +661,9 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag)
 		return NULL;
 	if (!srv->nr_free_keys && bio_list_empty(&srv->queue))
 		return NULL;
+	if (!srv->nr_free_keys && bio_data_dir(bio_list_peek(&srv->queue)) == READ &&
+	    srv->gets_in_flight >= NETRAM_GETS_IN_FLIGHT)
+		return NULL;
 
 	*tag = ffz(srv->busy_tags);
 	msg = &srv->msgs[*tag];
@@ -665,6 +677,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag)
 		bool write = bio_data_dir(bio_list_peek(&srv->queue)) == WRITE;
 
 		msg->type = write ? NSWAP2L_MSG_PUT : NSWAP2L_MSG_GET;
+		srv->gets_in_flight += !write;
 		while ((bio = bio_list_peek(&srv->queue)) &&
 		       (bio_data_dir(bio) == WRITE) == write &&
 		       msg->count < srv->max_pages) {
@@ -697,6 +710,14 @@ static int netram_send_msg(struct netram_server *srv, struct socket *sock,
 	for (i = 0; put && !r && i < msg->count; i++)
 		r = netram_xmit_bio(srv, sock, true, msg->bios[i],
 				    i + 1 < msg->count ? MSG_MORE : 0);
+	/*
+	 * TCP autocorking holds back a message's last partial segment while
+	 * earlier ones wait for TX completion, which a slow NIC (an emulated
+	 * one takes ~40 ms) turns into latency; setting NODELAY again pushes
+	 * it out now.
+	 */
+	if (!r)
+		tcp_sock_set_nodelay(sock->sk);
 	return r;
 }
 
@@ -721,21 +742,21 @@ static int netram_send_evict_reply(struct netram_server *srv, struct socket *soc
 	return netram_xmit_buf(srv, sock, true, &hdr, sizeof(hdr), 0);
 }
 
-static void netram_send_work(struct work_struct *work)
+/* Send everything that can go now; the caller holds send_mutex. */
+static void netram_send_queued(struct netram_server *srv)
 {
-	struct netram_server *srv = container_of(work, struct netram_server, send_work);
 	struct netram_evict_reply reply;
 	struct netram_msg *msg;
+	unsigned long flags;
 	bool have_reply;
 	u32 tag;
 	int r;
 
-	mutex_lock(&srv->send_mutex);
 	for (;;) {
-		spin_lock_irq(&srv->lock);
+		spin_lock_irqsave(&srv->lock, flags);
 		msg = netram_next_msg(srv, &tag);
 		have_reply = !msg && netram_next_evict_reply(srv, &reply);
-		spin_unlock_irq(&srv->lock);
+		spin_unlock_irqrestore(&srv->lock, flags);
 		if (!msg && !have_reply)
 			break;
 		/* The receiver does not release the socket while we hold send_mutex. */
@@ -750,7 +771,40 @@ static void netram_send_work(struct work_struct *work)
 		}
 		cond_resched();
 	}
+}
+
+static void netram_send_work(struct work_struct *work)
+{
+	struct netram_server *srv = container_of(work, struct netram_server, send_work);
+
+	mutex_lock(&srv->send_mutex);
+	netram_send_queued(srv);
 	mutex_unlock(&srv->send_mutex);
+}
+
+/* A receiver must never block sending: the server may be waiting for it to read. */
+static bool netram_current_is_receiver(struct netram_tier *nt)
+{
+	unsigned int i;
+
+	for (i = 0; i < netram_nr_servers(nt); i++)
+		if (nt->servers[i]->receiver == current)
+			return true;
+	return false;
+}
+
+/*
+ * Get queued requests sent: by the submitting task itself when nobody else
+ * is sending (as nbd does; it saves a wakeup per request), else by the work.
+ */
+static void netram_kick(struct netram_server *srv)
+{
+	if (!netram_current_is_receiver(srv->nt) && mutex_trylock(&srv->send_mutex)) {
+		netram_send_queued(srv);
+		mutex_unlock(&srv->send_mutex);
+	} else {
+		queue_work(srv->nt->wq, &srv->send_work);
+	}
 }
 
 /*----------------------------------------------------------------
@@ -760,6 +814,7 @@ static void netram_release_tag(struct netram_server *srv, u32 tag)
 {
 	spin_lock_irq(&srv->lock);
 	__clear_bit(tag, &srv->busy_tags);
+	srv->gets_in_flight -= srv->msgs[tag].type == NSWAP2L_MSG_GET;
 	spin_unlock_irq(&srv->lock);
 	queue_work(srv->nt->wq, &srv->send_work);
 }
@@ -900,6 +955,7 @@ static void netram_requeue_unanswered(struct netram_server *srv)
 		}
 	}
 	srv->busy_tags = 0;
+	srv->gets_in_flight = 0;
 	bio_list_merge_head(&srv->queue, &resend);
 	spin_unlock_irq(&srv->lock);
 }
@@ -1094,7 +1150,7 @@ static int netram_map(struct nswap2l_tier *tier, struct bio *bio, u64 slot)
 	if (failed)
 		netram_give_up_bio(srv, bio);
 	else
-		queue_work(nt->wq, &srv->send_work);
+		netram_kick(srv);
 	return DM_MAPIO_SUBMITTED;
 }
 
@@ -1325,8 +1381,7 @@ static int netram_set_key(struct netram_tier *nt, const char *spec)
 	const struct user_key_payload *payload;
 	struct key_type *type;
 	unsigned int size;
-	char type_name[8];
-	const char *desc;
+	const char *type_name, *desc;
 	struct key *key;
 	int r, n = 0;
 
@@ -1335,16 +1390,17 @@ static int netram_set_key(struct netram_tier *nt, const char *spec)
 				  "netram= needs key=:<size>:logon:<description>");
 		return -EINVAL;
 	}
-	if (sscanf(spec, ":%u:%7[a-z]:%n", &size, type_name, &n) != 2 || !n ||
-	    !spec[n]) {
-		nswap2l_bad_table(ti, "Bad key specification",
-				  "key=%s: expected :<size>:<logon|user>:<description>", spec);
-		return -EINVAL;
-	}
-	desc = spec + n;
-	if (!strcmp(type_name, "logon")) {
+	/* ":<size>:<type>:<description>", the description may hold colons */
+	if (sscanf(spec, ":%u:%n", &size, &n) != 1 || !n)
+		goto bad_spec;
+	type_name = spec + n;
+	desc = strchr(type_name, ':');
+	if (!desc || !desc[1])
+		goto bad_spec;
+	desc++;
+	if (!strncmp(type_name, "logon:", 6)) {
 		type = &key_type_logon;
-	} else if (!strcmp(type_name, "user")) {
+	} else if (!strncmp(type_name, "user:", 5)) {
 		type = &key_type_user;
 	} else {
 		nswap2l_bad_table(ti, "Bad key type",
@@ -1362,7 +1418,7 @@ static int netram_set_key(struct netram_tier *nt, const char *spec)
 	if (IS_ERR(key)) {
 		nswap2l_bad_table(ti, "Key not found",
 				  "key=%s: no %s key '%s' in the keyring (error %ld)",
-				  spec, type_name, desc, PTR_ERR(key));
+				  spec, type->name, desc, PTR_ERR(key));
 		return PTR_ERR(key);
 	}
 	down_read(&key->sem);
@@ -1380,6 +1436,11 @@ static int netram_set_key(struct netram_tier *nt, const char *spec)
 	up_read(&key->sem);
 	key_put(key);
 	return r;
+
+bad_spec:
+	nswap2l_bad_table(ti, "Bad key specification",
+			  "key=%s: expected :<size>:<logon|user>:<description>", spec);
+	return -EINVAL;
 }
 
 static const char *netram_error_text(int error)
