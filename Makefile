@@ -5,7 +5,8 @@
 #   make                      build for Debian 12's default kernel (6.1)
 #   make KVER=6.12            build for the newest installed 6.12 headers
 #   make KVER=$(uname -r)     build for the running kernel
-#   make test [KVER=...]      run the guest test suite (installs what it needs)
+#   make test [KVER=...]      run the whole test suite: nswapd on the host, the module
+#                             in guests (installs what it needs); TESTS="..." picks guest cases
 #   make demo                 boot a guest and swap to the device over its tiers
 #   make bench [KVER=...]     run the benchmarks in a guest
 #   make deps                 install the Debian packages the project needs
@@ -32,7 +33,7 @@ deps:
 
 test: deps
 	$(MAKE) module KVER=$(KVER)
-	tests/run --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko $(TESTS)
+	tests/all --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko $(TESTS)
 
 demo: deps
 	$(MAKE) module KVER=$(KVER)
@@ -44,7 +45,8 @@ bench: deps
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	$(MAKE) -C tools clean
 	rm -rf build
 
 help:
-	@sed -n '3,13s/^# \{0,1\}//p' Makefile
+	@sed -n '3,14s/^# \{0,1\}//p' Makefile

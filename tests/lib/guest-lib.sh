@@ -1,7 +1,10 @@
 # shellcheck shell=sh
 # Helpers for test cases; sourced (busybox sh) before the case script, which
 # then runs with `set -e`.  Environment: NST_NAME, NST_CASE, NST_KVER and one
-# variable per declared disk (FLASH=/dev/vda, DISK=/dev/vdb, ...).
+# variable per declared disk (FLASH=/dev/vda, DISK=/dev/vdb, ...); with
+# "# servers: N" also NST_SERVERS ("169.254.100.100:7000 ..." one address per
+# server, server i = 169.254.100.(100+i)), NST_KEY_FILE (their shared key,
+# raw bytes) and NST_CTL (the host's server-control, 169.254.100.99:7000).
 
 log() { echo "[$NST_NAME] $*"; }
 
@@ -70,7 +73,10 @@ dm_exists() { dmsetup info "$1" >/dev/null 2>&1; }
 dm_count() { dmsetup ls --target nswap2l 2>/dev/null | grep -vc 'No devices found' || true; }
 
 # nswap2l status:
-# 0 <len> nswap2l <policy> <#tiers> [<tier> <cap> <used> <reads> <writes> <discards>]... <zero_reads> <nospace>
+# 0 <len> nswap2l <policy> <#tiers> [<tier> <cap> <used> <reads> <writes> <discards>]...
+#   <zero_reads> <nospace> <rerouted> <moved>
+#   [<#servers> [<server> <state> <held> <free> <inflight> <sent> <received>
+#                <errors> <reconnects> <evict_asked> <evict_moved>]...]   (with netram=)
 nsw_status() { dmsetup status "$1"; }
 # tier_stat name tier capacity|used|reads|writes|discards
 tier_stat() {
@@ -81,20 +87,39 @@ tier_stat() {
 }
 nsw_zero_reads() { dmsetup status "$1" | awk '{ print $(6 + $5 * 6) }'; }
 nsw_nospace() { dmsetup status "$1" | awk '{ print $(7 + $5 * 6) }'; }
+nsw_rerouted() { dmsetup status "$1" | awk '{ print $(8 + $5 * 6) }'; }
+nsw_moved() { dmsetup status "$1" | awk '{ print $(9 + $5 * 6) }'; }
+# netram_stat name I addr|state|held|free|inflight|sent|received|errors|reconnects|evict_asked|evict_moved
+netram_stat() {
+	dmsetup status "$1" | awk -v s="$2" -v f="$3" '
+	BEGIN { split("addr state held free inflight sent received errors reconnects evict_asked evict_moved", names, " ")
+		for (i in names) off[names[i]] = i - 1 }
+	{ b = 10 + $5 * 6; if (NF < b || s >= $b) { print "missing"; exit } print $(b + 1 + s * 11 + off[f]) }'
+}
 # sum of a tier field over all tiers
 nsw_total() { dmsetup status "$1" | awk -v f="$2" '
 	BEGIN { split("capacity used reads writes discards", names, " "); for (i in names) off[names[i]] = i }
 	{ s = 0; for (i = 0; i < $5; i++) s += $(6 + i * 6 + off[f]); print s }'; }
-# nsw_check_shape name ntiers : word count, target name and numeric fields
+# nsw_check_shape name ntiers [nservers] : word count, target name and numeric fields
 nsw_check_shape() {
 	_st=$(dmsetup status "$1") || die "dmsetup status $1 failed"
-	echo "$_st" | awk -v nt="$2" '
+	echo "$_st" | awk -v nt="$2" -v ns="${3:-}" '
+	function num(i) { if ($i !~ /^[0-9]+$/) { print "field " i " (" $i ") not numeric"; exit 1 } }
 	{
 		if ($3 != "nswap2l") { print "target is " $3; exit 1 }
 		if ($5 != nt) { print "#tiers is " $5 ", expected " nt; exit 1 }
-		if (NF != 7 + 6 * nt) { print NF " words, expected " 7 + 6 * nt; exit 1 }
-		for (i = 0; i < nt; i++) for (j = 1; j <= 5; j++) if ($(6 + i * 6 + j) !~ /^[0-9]+$/) { print "field " 6 + i * 6 + j " not numeric"; exit 1 }
-		if ($(6 + nt * 6) !~ /^[0-9]+$/ || $(7 + nt * 6) !~ /^[0-9]+$/) { print "counters not numeric"; exit 1 }
+		words = 9 + 6 * nt + (ns == "" ? 0 : 1 + 11 * ns)
+		if (NF != words) { print NF " words, expected " words; exit 1 }
+		for (i = 0; i < nt; i++) for (j = 1; j <= 5; j++) num(6 + i * 6 + j)
+		for (i = 6 + nt * 6; i <= 9 + nt * 6; i++) num(i)
+		if (ns == "") exit 0
+		if ($(10 + nt * 6) != ns) { print "#servers is " $(10 + nt * 6) ", expected " ns; exit 1 }
+		for (s = 0; s < ns; s++) {
+			b = 11 + nt * 6 + s * 11
+			if ($b !~ /^[0-9.]+:[0-9]+$/) { print "server address " $b; exit 1 }
+			if ($(b + 1) !~ /^(connecting|up|down|failed|draining|removed)$/) { print "server state " $(b + 1); exit 1 }
+			for (j = 2; j <= 10; j++) num(b + j)
+		}
 	}' >/tmp/.shape || die "bad status shape for $1 ('$_st'): $(cat /tmp/.shape)"
 }
 
@@ -127,3 +152,45 @@ nsw_capacity_pages() { # dev... : sum of floor(sectors/8)
 	echo $_s
 }
 show_status() { log "status $1: $(dmsetup status "$1")"; }
+
+# ---- Network RAM (cases with "# servers: N") --------------------------------
+NST_KEY_DESC_DEFAULT=nswap2l:test
+
+# netram_load_key [DESC]: add the servers' key (NST_KEY_FILE) to the user
+# keyring (@u) as a "logon" key DESC (default nswap2l:test), where the
+# target's request_key() finds it; prints the key's serial.
+netram_load_key() {
+	[ -n "${NST_KEY_FILE:-}" ] || die "netram_load_key: no NST_KEY_FILE (case without '# servers:'?)"
+	addkey logon "${1:-$NST_KEY_DESC_DEFAULT}" "$NST_KEY_FILE" @u || die "netram_load_key: add_key failed"
+}
+
+# netram_table_arg [DESC]: the table words for every server and the key,
+#   netram=169.254.100.100:7000,169.254.100.101:7000 key=:32:logon:DESC
+netram_table_arg() {
+	[ -n "${NST_SERVERS:-}" ] || die "netram_table_arg: no NST_SERVERS (case without '# servers:'?)"
+	echo "netram=$(echo $NST_SERVERS | tr ' ' ',') key=:$(wc -c <"$NST_KEY_FILE"):logon:${1:-$NST_KEY_DESC_DEFAULT}"
+}
+
+# netram_server I: address of server I (169.254.100.(100+I):7000)
+netram_server() { echo "169.254.100.$((100 + $1)):7000"; }
+
+# server_ctl CMD [ARG...]: one command to the host's tests/lib/server-control
+#   alive I | kill I | stop I | cont I | start I | stats I |
+#   set-memavailable I SIZE        (I = 0..N-1, SIZE e.g. 64M)
+# Prints the reply without its final "ok" line and succeeds; on "error ..."
+# (or no reply) prints the reply to stderr and fails.
+server_ctl() {
+	_c=${NST_CTL:-169.254.100.99:7000}
+	_r=$(echo "$*" | timeout 90 nc "${_c%:*}" "${_c#*:}" 2>&1 | tr -d '\r')
+	case "$_r" in
+	ok) return 0 ;;
+	*"
+ok") echo "${_r%
+ok}"; return 0 ;;
+	esac
+	echo "server_ctl $*: ${_r:-no reply}" >&2
+	return 1
+}
+
+# server_alive I: true if server I runs (or is stopped)
+server_alive() { [ "$(server_ctl alive "$1")" = yes ]; }

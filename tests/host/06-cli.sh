@@ -1,0 +1,93 @@
+#!/bin/bash
+# Command line: --help, --version, bad options (exit 2 with a message),
+# --stats for people and as JSON, --peer accepted but not implemented,
+# daemon mode, SIGTERM.
+source "$(dirname "$0")/lib.sh"
+
+"$NSWAPD" --help >"$WORK/help" || fail "--help exit status"
+grep -q -- "--listen ADDR:PORT" "$WORK/help" || fail "--help does not describe --listen"
+grep -q "peer migration is not implemented yet" "$WORK/help" || fail "--help does not say --peer is not implemented"
+"$NSWAPD" --version | grep -q "^nswapd " || fail "--version"
+
+make_key k
+head -c 8 /dev/urandom >"$WORK/short.key"
+head -c 300 /dev/urandom >"$WORK/long.key"
+# bad_option WHAT ARGS...: exit status 2 and a message on stderr
+bad_option() {
+	local what=$1 status=0
+	shift
+	"$NSWAPD" "$@" >"$WORK/out" 2>"$WORK/err" || status=$?
+	((status == 2)) || fail "$what: exit status $status, expected 2"
+	[[ -s $WORK/err ]] || fail "$what: no message"
+	log "$what: $(head -n 1 "$WORK/err")"
+}
+K=(--key-file "$WORK/k.key")
+bad_option "unknown option" --bogus
+bad_option "no --listen" "${K[@]}"
+bad_option "bad address" --listen 1.2.3:80 "${K[@]}"
+bad_option "host name" --listen localhost:80 "${K[@]}"
+bad_option "port too big" --listen 127.0.0.1:70000 "${K[@]}"
+bad_option "no key" --listen 127.0.0.1:0
+bad_option "key and insecure" --listen 127.0.0.1:0 "${K[@]}" --insecure-no-auth
+bad_option "key too short" --listen 127.0.0.1:0 --key-file "$WORK/short.key"
+bad_option "key too long" --listen 127.0.0.1:0 --key-file "$WORK/long.key"
+bad_option "missing key file" --listen 127.0.0.1:0 --key-file "$WORK/none.key"
+bad_option "bad size" --listen 127.0.0.1:0 "${K[@]}" --max 12X
+bad_option "size below a page" --listen 127.0.0.1:0 "${K[@]}" --max 100
+bad_option "bad reserve" --listen 127.0.0.1:0 "${K[@]}" --reserve -1
+bad_option "bad grace" --listen 127.0.0.1:0 "${K[@]}" --grace soon
+bad_option "bad log level" --listen 127.0.0.1:0 "${K[@]}" --log-level loud
+bad_option "bad peer" --listen 127.0.0.1:0 "${K[@]}" --peer somewhere
+bad_option "--json without --stats" --json
+bad_option "stray argument" --listen 127.0.0.1:0 "${K[@]}" extra
+
+# sizes with suffixes, --peer accepted and said to be unimplemented
+start_server s "${K[@]}" --max 2G --reserve 512K --grace 30 --log-level debug --peer 127.0.0.1:9
+assert_log s "peer migration not implemented yet"
+assert_eq "$(stat_field s max_pages)" 524288 "--max 2G in pages"
+assert_eq "$(stat_field s reserve)" 524288 "--reserve 512K in bytes"
+probe_ok s "${K[@]}" --client-id 5eed put 0-99 >/dev/null
+probe_ok s "${K[@]}" --client-id 5eed get 0-9 >/dev/null
+probe_ok s "${K[@]}" --client-id f00 put 0-9 >/dev/null
+probe_ok s "${K[@]}" --client-id f00 --expect noent get 10 >/dev/null
+
+# people's --stats
+stats s >"$WORK/stats.txt" || fail "--stats failed"
+grep -q "held: *110 pages" "$WORK/stats.txt" || fail "--stats: no 'held: 110 pages': $(cat "$WORK/stats.txt")"
+grep -Eq "^  $(client_id 5eed) +100 +0 " "$WORK/stats.txt" || fail "--stats: no line for 5eed"
+grep -Eq "^  $(client_id f00) +10 +0 " "$WORK/stats.txt" || fail "--stats: no line for f00"
+grep -q "namespaces: 2" "$WORK/stats.txt" || fail "--stats: namespace count"
+
+# scripts' --stats --json
+stats s --json >"$WORK/stats.json" || fail "--stats --json failed"
+check_json() {
+	json_query "$1" <"$WORK/stats.json"
+}
+assert_eq "$(check_json "d['server']['held_pages']")" 110 "JSON held_pages"
+assert_eq "$(check_json "len(d['namespaces'])")" 2 "JSON namespaces"
+assert_eq "$(check_json "[n['pages'] for n in d['namespaces'] if n['id'] == '$(client_id 5eed)'][0]")" \
+	100 "JSON pages of 5eed"
+assert_eq "$(check_json "[n['requests'] for n in d['namespaces'] if n['id'] == '$(client_id f00)'][0]")" \
+	2 "JSON requests of f00"
+assert_eq "$(check_json "[n['errors'] for n in d['namespaces'] if n['id'] == '$(client_id f00)'][0]")" \
+	1 "JSON errors of f00 (one NOENT)"
+assert_eq "$(check_json "d['server']['connections']")" 0 "JSON connections"
+"$NSWAPD" --stats --status-socket "$WORK/nothing.sock" 2>/dev/null && fail "--stats on no server succeeded"
+
+# SIGTERM: clean exit, status socket removed
+stop_server s
+assert_log s "received Terminated, exiting"
+[[ ! -e $WORK/s.sock ]] || fail "status socket left behind"
+
+# daemon mode: the command returns, the daemon serves, SIGTERM ends it
+"$NSWAPD" --listen 127.0.0.1:0 --port-file "$WORK/d.port" --status-socket "$WORK/d.sock" \
+	"${K[@]}" || fail "daemon start"
+SERVER_PORT[d]=$(<"$WORK/d.port")
+pid=$(stat_field d pid)
+SERVER_PID[d]=$pid
+[[ $(ps -o sid= -p "$pid" | tr -d ' ') == "$pid" ]] && fail "daemon is a session leader (no second fork)"
+probe_ok d "${K[@]}" put 1 >/dev/null
+kill -TERM "$pid"
+wait_until 5 test ! -e "/proc/$pid" || fail "daemon did not exit on SIGTERM"
+unset "SERVER_PID[d]"
+echo "ok"

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Requests are handled one at a time in arrival order and their replies
+ * queued in that order, so a GET after a PUT of the same page on the same
+ * connection sees the new data.  Anything malformed or out of place closes
+ * the connection (after an INVALID reply when the header looked like ours).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+#include "server.h"
+
+/* Enough for any handshake message and a few small requests. */
+#define CONN_INPUT_INITIAL (64 * 1024)
+
+struct conn *conn_open(struct server *srv, const char *peer)
+{
+	struct conn *conn = calloc(1, sizeof(*conn));
+
+	if (!conn)
+		return NULL;
+	conn->in = malloc(CONN_INPUT_INITIAL);
+	if (!conn->in) {
+		free(conn);
+		return NULL;
+	}
+	conn->in_cap = CONN_INPUT_INITIAL;
+	conn->srv = srv;
+	snprintf(conn->peer, sizeof(conn->peer), "%s", peer);
+	conn->state = CONN_WAIT_HELLO;
+	conn->opened_ms = srv->now_ms;
+	list_add(&conn->link, &srv->conns);
+	srv->conn_count++;
+	return conn;
+}
+
+void conn_close(struct conn *conn)
+{
+	struct server *srv = conn->srv;
+
+	if (conn->evict_unanswered)
+		server_eviction_done(srv, conn, true);
+	if (conn->ns)
+		server_unbind_namespace(srv, conn->ns);
+	list_del(&conn->link);
+	srv->conn_count--;
+	outq_clear(&conn->out);
+	free(conn->in);
+	free(conn);
+}
+
+/*
+ * Everything a connection sends goes through here.  Once it is closing,
+ * nothing more: what is queued then is sent as it is, and an allocation
+ * failure drops the queue rather than leave half a message in it.
+ */
+static void queue(struct conn *conn, const void *data, size_t len)
+{
+	if (conn->state == CONN_CLOSING)
+		return;
+	if (outq_append(&conn->out, data, len)) {
+		log_error("peer %s: out of memory for replies, closing", conn->peer);
+		outq_clear(&conn->out);
+		conn->state = CONN_CLOSING;
+		return;
+	}
+	if (conn->ns)
+		conn->ns->stats.bytes_out += len;
+}
+
+static void queue_header(struct conn *conn, uint16_t type, uint32_t tag, uint32_t count,
+			 uint32_t length, uint32_t status)
+{
+	struct proto_header hdr = {
+		.magic = NSWAP2L_PROTO_MAGIC,
+		.type = type,
+		.tag = tag,
+		.count = count,
+		.length = length,
+		.status = status,
+		.free_pages = server_free_pages(conn->srv),
+	};
+	uint8_t buf[PROTO_HEADER_SIZE];
+
+	proto_encode_header(buf, &hdr);
+	queue(conn, buf, sizeof(buf));
+}
+
+/* A reply to req with length bytes of payload to follow. */
+static void queue_reply(struct conn *conn, const struct proto_header *req, uint32_t status,
+			uint32_t length)
+{
+	queue_header(conn, req->type | NSWAP2L_MSG_REPLY, req->tag, req->count, length, status);
+	if (status != NSWAP2L_OK && conn->ns)
+		conn->ns->stats.errors++;
+}
+
+/* Protocol violation: log, count, tell the peer if it speaks our protocol, close. */
+static void conn_fail(struct conn *conn, const struct proto_header *hdr, const char *why)
+{
+	log_warn("peer %s: %s, closing", conn->peer, why);
+	conn->srv->protocol_errors++;
+	if (hdr && hdr->magic == NSWAP2L_PROTO_MAGIC)
+		queue_reply(conn, hdr, NSWAP2L_ERR_INVALID, 0);
+	else if (conn->ns)
+		conn->ns->stats.errors++;
+	conn->state = CONN_CLOSING;
+}
+
+static void handle_hello(struct conn *conn, const struct proto_request *req)
+{
+	const struct nswap2l_hello *hello = &req->hello;
+	struct nswap2l_hello_reply reply = {
+		.version = NSWAP2L_PROTO_VERSION,
+		.max_pages = NSWAP2L_PROTO_MAX_PAGES,
+		.capabilities = NSWAP2L_CAP_EVICT,
+	};
+	uint8_t payload[sizeof(struct nswap2l_hello_reply)];
+
+	if (hello->version_min > hello->version_max) {
+		conn_fail(conn, &req->hdr, "empty version range in HELLO");
+		return;
+	}
+	if (hello->version_min > NSWAP2L_PROTO_VERSION || hello->version_max < NSWAP2L_PROTO_VERSION) {
+		log_warn("peer %s: no common protocol version (client %u..%u, server %u), closing",
+			 conn->peer, hello->version_min, hello->version_max, NSWAP2L_PROTO_VERSION);
+		queue_reply(conn, &req->hdr, NSWAP2L_ERR_VERSION, 0);
+		conn->state = CONN_CLOSING;
+		return;
+	}
+	conn->hello = *hello;
+	conn->srv->cfg.make_nonce(conn->server_nonce);
+	memcpy(reply.server_nonce, conn->server_nonce, sizeof(reply.server_nonce));
+	proto_encode_hello_reply(payload, &reply);
+	queue_reply(conn, &req->hdr, NSWAP2L_OK, sizeof(payload));
+	queue(conn, payload, sizeof(payload));
+	conn->state = CONN_WAIT_AUTH;
+}
+
+static void handle_auth(struct conn *conn, const struct proto_request *req)
+{
+	const struct server_config *cfg = &conn->srv->cfg;
+	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE];
+	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
+
+	proto_client_id_hex(conn->hello.client_id, id_hex);
+	auth_client_mac(&cfg->key, conn->hello.client_id, conn->hello.client_nonce,
+			conn->server_nonce, mac);
+	if (!cfg->insecure && !auth_mac_equal(mac, req->mac)) {
+		log_warn("peer %s: authentication failed for client %s (wrong key), closing",
+			 conn->peer, id_hex);
+		conn->srv->auth_failures++;
+		queue_reply(conn, &req->hdr, NSWAP2L_ERR_AUTH, 0);
+		conn->state = CONN_CLOSING;
+		return;
+	}
+	conn->ns = server_bind_namespace(conn->srv, conn->hello.client_id);
+	if (!conn->ns) {
+		log_error("peer %s: out of memory for a namespace, closing", conn->peer);
+		conn->state = CONN_CLOSING;
+		return;
+	}
+	auth_server_mac(&cfg->key, conn->hello.client_id, conn->hello.client_nonce,
+			conn->server_nonce, mac);
+	queue_reply(conn, &req->hdr, NSWAP2L_OK, sizeof(mac));
+	queue(conn, mac, sizeof(mac));
+	conn->state = CONN_READY;
+	log_info("peer %s: client %s authenticated%s", conn->peer, id_hex,
+		 conn->hello.capabilities & NSWAP2L_CAP_EVICT ? ", takes EVICT" : "");
+}
+
+static void handle_put(struct conn *conn, const struct proto_request *req)
+{
+	struct server *srv = conn->srv;
+	enum store_status status;
+
+	status = store_put(&srv->pool, &conn->ns->pages, req->keys, req->pages, req->hdr.count,
+			   server_free_pages(srv));
+	queue_reply(conn, &req->hdr, status == STORE_OK ? NSWAP2L_OK : NSWAP2L_ERR_NOSPC, 0);
+}
+
+static void handle_get(struct conn *conn, const struct proto_request *req)
+{
+	const uint8_t *pages[NSWAP2L_PROTO_MAX_PAGES];
+	uint32_t i, count = req->hdr.count;
+
+	if (store_get(&conn->srv->pool, &conn->ns->pages, req->keys, count, pages) != STORE_OK) {
+		queue_reply(conn, &req->hdr, NSWAP2L_ERR_NOENT, 0);
+		return;
+	}
+	queue_reply(conn, &req->hdr, NSWAP2L_OK, count * PROTO_PAGE_SIZE);
+	for (i = 0; i < count; i++)
+		queue(conn, pages[i], PROTO_PAGE_SIZE);
+}
+
+static void handle_free(struct conn *conn, const struct proto_request *req)
+{
+	uint32_t were_asked;
+
+	store_free(&conn->srv->pool, &conn->ns->pages, req->keys, req->hdr.count, &were_asked);
+	conn->ns->stats.evict_returned += were_asked;
+	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
+}
+
+static void handle_evict_reply(struct conn *conn, const struct proto_request *req)
+{
+	uint32_t index = req->hdr.tag - conn->evict_first_tag;
+	uint64_t bit = index < EVICT_ROUND_MESSAGES ? 1ull << index : 0;
+
+	if (!(conn->evict_unanswered & bit)) {
+		conn_fail(conn, &req->hdr, "EVICT reply with a tag not asked");
+		return;
+	}
+	conn->evict_unanswered &= ~bit;
+	if (req->hdr.status == NSWAP2L_ERR_NOSPC)
+		conn->evict_pages_left = true;
+	if (!conn->evict_unanswered)
+		server_eviction_done(conn->srv, conn, conn->evict_pages_left);
+}
+
+/* The state in which a message of this type is allowed. */
+static enum conn_state state_for(uint16_t type)
+{
+	switch (type) {
+	case NSWAP2L_MSG_HELLO:
+		return CONN_WAIT_HELLO;
+	case NSWAP2L_MSG_AUTH:
+		return CONN_WAIT_AUTH;
+	default:
+		return CONN_READY;
+	}
+}
+
+static void handle(struct conn *conn, const struct proto_request *req)
+{
+	enum conn_state wanted = state_for(req->hdr.type);
+	char why[96];
+
+	if (conn->state != wanted) {
+		snprintf(why, sizeof(why), "%s%s %s", proto_type_name(req->hdr.type),
+			 req->hdr.type & NSWAP2L_MSG_REPLY ? " reply" : "",
+			 wanted == CONN_READY ? "before authentication" :
+			 conn->state == CONN_READY ? "after authentication" : "out of order");
+		conn_fail(conn, &req->hdr, why);
+		return;
+	}
+	if (conn->ns) {
+		conn->ns->stats.bytes_in += PROTO_HEADER_SIZE + req->hdr.length;
+		conn->ns->stats.requests++;
+	}
+	switch (req->hdr.type) {
+	case NSWAP2L_MSG_HELLO:
+		handle_hello(conn, req);
+		break;
+	case NSWAP2L_MSG_AUTH:
+		handle_auth(conn, req);
+		break;
+	case NSWAP2L_MSG_PUT:
+		handle_put(conn, req);
+		break;
+	case NSWAP2L_MSG_GET:
+		handle_get(conn, req);
+		break;
+	case NSWAP2L_MSG_FREE:
+		handle_free(conn, req);
+		break;
+	case NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY:
+		handle_evict_reply(conn, req);
+		break;
+	}
+}
+
+bool conn_wants_input(const struct conn *conn)
+{
+	return conn->state != CONN_CLOSING && conn->out.bytes < CONN_OUTPUT_HIGH;
+}
+
+void conn_process(struct conn *conn)
+{
+	while (conn_wants_input(conn)) {
+		struct proto_request req;
+		const char *why = NULL;
+		size_t used;
+
+		switch (proto_decode_request(conn->in + conn->in_start, conn->in_len - conn->in_start,
+					     &req, &used, &why)) {
+		case PROTO_NEED_MORE:
+			conn->in_need = used;
+			return;
+		case PROTO_INVALID:
+			conn_fail(conn, conn->in_len - conn->in_start >= PROTO_HEADER_SIZE ? &req.hdr : NULL,
+				  why);
+			return;
+		case PROTO_COMPLETE:
+			conn->in_start += used;
+			conn->in_need = 0;
+			handle(conn, &req);
+			break;
+		}
+	}
+}
+
+uint8_t *conn_read_space(struct conn *conn, size_t *room)
+{
+	*room = 0;
+	if (!conn_wants_input(conn))
+		return NULL;
+	if (conn->in_start) {
+		memmove(conn->in, conn->in + conn->in_start, conn->in_len - conn->in_start);
+		conn->in_len -= conn->in_start;
+		conn->in_start = 0;
+	}
+	/* the header of the first message was checked: now it may need more room */
+	if (conn->in_need > conn->in_cap) {
+		uint8_t *grown = realloc(conn->in, PROTO_MAX_MESSAGE);
+
+		if (!grown) {
+			log_error("peer %s: out of memory for a request, closing", conn->peer);
+			conn->state = CONN_CLOSING;
+			return NULL;
+		}
+		conn->in = grown;
+		conn->in_cap = PROTO_MAX_MESSAGE;
+	}
+	*room = conn->in_cap - conn->in_len;
+	return conn->in + conn->in_len;
+}
+
+void conn_received(struct conn *conn, size_t n)
+{
+	conn->in_len += n;
+	conn_process(conn);
+}
+
+void conn_send_capacity(struct conn *conn, uint64_t free_pages)
+{
+	struct proto_header hdr = {
+		.magic = NSWAP2L_PROTO_MAGIC,
+		.type = NSWAP2L_MSG_CAPACITY,
+		.free_pages = free_pages,
+	};
+	uint8_t buf[PROTO_HEADER_SIZE];
+
+	proto_encode_header(buf, &hdr);
+	queue(conn, buf, sizeof(buf));
+}
+
+uint64_t conn_ask_eviction(struct conn *conn, uint64_t want)
+{
+	struct server *srv = conn->srv;
+	uint8_t payload[NSWAP2L_PROTO_MAX_KEYS * PROTO_KEY_SIZE];
+	uint64_t keys[NSWAP2L_PROTO_MAX_KEYS], asked = 0;
+	uint32_t msg, first_tag = srv->next_evict_tag, i;
+
+	/* tag 0 is CAPACITY's; keep the whole round's tags clear of it */
+	if (first_tag == 0 || first_tag > UINT32_MAX - EVICT_ROUND_MESSAGES)
+		first_tag = 1;
+	for (msg = 0; msg < EVICT_ROUND_MESSAGES && asked < want; msg++) {
+		uint64_t left = want - asked;
+		uint32_t n = store_pick_eviction(&conn->ns->pages, keys,
+						 left < NSWAP2L_PROTO_MAX_KEYS ? (uint32_t)left :
+						 NSWAP2L_PROTO_MAX_KEYS);
+
+		if (!n)
+			break;
+		for (i = 0; i < n; i++)
+			proto_put_key(payload, i, keys[i]);
+		queue_header(conn, NSWAP2L_MSG_EVICT, first_tag + msg, n, n * PROTO_KEY_SIZE,
+			     NSWAP2L_OK);
+		queue(conn, payload, n * PROTO_KEY_SIZE);
+		conn->evict_unanswered |= 1ull << msg;
+		asked += n;
+	}
+	srv->next_evict_tag = first_tag + msg;
+	conn->evict_first_tag = first_tag;
+	conn->evict_keys = asked;
+	conn->evict_pages_left = false;
+	return asked;
+}

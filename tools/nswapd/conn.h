@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One client connection as a state machine over bytes: input goes into
+ * conn_read_space()/conn_received(), replies come out of conn->out.  No
+ * socket in here, so that the fuzzer runs exactly what the event loop runs.
+ */
+#ifndef NSWAPD_CONN_H
+#define NSWAPD_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list.h"
+#include "outq.h"
+#include "proto.h"
+
+/* Past this much unsent output, stop taking requests until it drains. */
+#define CONN_OUTPUT_HIGH (4u << 20)
+
+struct server;
+struct namespace;
+
+enum conn_state {
+	CONN_WAIT_HELLO,
+	CONN_WAIT_AUTH,
+	CONN_READY,
+	CONN_CLOSING,		/* send what is queued, then close */
+};
+
+struct conn {
+	struct server *srv;
+	struct list_head link;		/* in srv->conns */
+	char peer[64];			/* for log lines */
+	uint64_t opened_ms;
+	enum conn_state state;
+	uint8_t *in;			/* received bytes, messages at in_start */
+	size_t in_start, in_len, in_cap;
+	size_t in_need;			/* size of the incomplete first message */
+	struct outq out;
+	struct nswap2l_hello hello;
+	uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+	struct namespace *ns;		/* bound at AUTH */
+	/* the eviction round this connection was asked to serve */
+	uint32_t evict_first_tag;
+	uint64_t evict_unanswered;	/* bit i: EVICT tagged first + i */
+	uint64_t evict_keys;
+	bool evict_pages_left;		/* a reply said NOSPC */
+};
+
+/* Returns NULL when out of memory. */
+struct conn *conn_open(struct server *srv, const char *peer);
+void conn_close(struct conn *conn);
+
+/*
+ * Where to put received bytes and how many fit; 0 when the connection
+ * takes no input now (closing, out of memory, or output backlog).
+ */
+uint8_t *conn_read_space(struct conn *conn, size_t *room);
+/* n bytes were put at conn_read_space(): handle the complete messages. */
+void conn_received(struct conn *conn, size_t n);
+/* Handles buffered messages held back by the output backlog. */
+void conn_process(struct conn *conn);
+bool conn_wants_input(const struct conn *conn);
+
+/* Server-initiated messages. */
+void conn_send_capacity(struct conn *conn, uint64_t free_pages);
+/* Asks for up to want pages back; returns the number of keys asked. */
+uint64_t conn_ask_eviction(struct conn *conn, uint64_t want);
+
+#endif

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the message parser on its own, and a whole connection
+ * (conn.c over an in-memory page store, with server ticks under changing
+ * memory) fed the input as a client's byte stream.  Input layout:
+ * fuzz_input.h.  Besides crashes and sanitizer reports, it checks that
+ * every message the server sends is well-formed and that the page counts
+ * agree.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "fuzz_input.h"
+#include "log.h"
+#include "proto.h"
+#include "server.h"
+
+#define FUZZ_ASSERT(cond) do { if (!(cond)) __builtin_trap(); } while (0)
+
+static void zero_nonce(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE])
+{
+	memset(nonce, 0, NSWAP2L_PROTO_NONCE_SIZE);
+}
+
+/* Decodes the stream message by message with the parser alone. */
+static void fuzz_parser_alone(const uint8_t *data, size_t size)
+{
+	struct proto_request req;
+	const char *why;
+	size_t used;
+
+	while (proto_decode_request(data, size, &req, &used, &why) == PROTO_COMPLETE) {
+		FUZZ_ASSERT(used >= PROTO_HEADER_SIZE && used <= size);
+		data += used;
+		size -= used;
+	}
+}
+
+/* What the peer reads: each message must be whole and well-formed. */
+static void drain_output(struct conn *conn)
+{
+	static uint8_t stream[CONN_OUTPUT_HIGH + PROTO_MAX_MESSAGE];
+	struct iovec iov[256];
+	size_t len = 0, pos = 0;
+	int n, i;
+
+	while (conn->out.bytes) {
+		n = outq_iov(&conn->out, iov, 256);
+		for (i = 0; i < n; i++) {
+			FUZZ_ASSERT(len + iov[i].iov_len <= sizeof(stream));
+			memcpy(stream + len, iov[i].iov_base, iov[i].iov_len);
+			len += iov[i].iov_len;
+			outq_consume(&conn->out, iov[i].iov_len);
+		}
+	}
+	while (pos < len) {
+		struct proto_header hdr;
+
+		FUZZ_ASSERT(len - pos >= PROTO_HEADER_SIZE);
+		proto_decode_header(stream + pos, &hdr);
+		FUZZ_ASSERT(hdr.magic == NSWAP2L_PROTO_MAGIC && hdr.flags == 0);
+		FUZZ_ASSERT(hdr.length <= NSWAP2L_PROTO_MAX_PAYLOAD);
+		FUZZ_ASSERT(len - pos - PROTO_HEADER_SIZE >= hdr.length);
+		if (hdr.type == (NSWAP2L_MSG_GET | NSWAP2L_MSG_REPLY) && hdr.status == NSWAP2L_OK)
+			FUZZ_ASSERT(hdr.length == hdr.count * PROTO_PAGE_SIZE);
+		if (hdr.type == NSWAP2L_MSG_EVICT)
+			FUZZ_ASSERT(hdr.tag && hdr.count && hdr.length == hdr.count * PROTO_KEY_SIZE);
+		pos += PROTO_HEADER_SIZE + hdr.length;
+	}
+}
+
+static void check_counts(const struct server *srv)
+{
+	const struct namespace *ns;
+	uint64_t pages = 0;
+
+	for (ns = srv->namespaces; ns; ns = ns->next)
+		pages += ns->pages.used;
+	FUZZ_ASSERT(pages == server_held_pages(srv));
+}
+
+static void tick(struct server *srv, int64_t *avail_pages, int8_t step, uint64_t ms)
+{
+	struct mem_sample mem = { .cgroup_headroom = MEM_UNKNOWN };
+
+	srv->now_ms += ms;
+	*avail_pages += step;
+	if (*avail_pages < 0)
+		*avail_pages = 0;
+	mem.mem_available = mem.available = (uint64_t)*avail_pages * PROTO_PAGE_SIZE;
+	server_release_memory(srv);
+	server_tick(srv, &mem);
+	check_counts(srv);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct server_config cfg = {
+		.max_pages = NO_MAX_PAGES,
+		.reserve_bytes = FUZZ_RESERVE_PAGES * PROTO_PAGE_SIZE,
+		.grace_ms = FUZZ_GRACE_MS,
+		.make_nonce = zero_nonce,
+	};
+	const uint8_t *config = data;
+	unsigned int read_size, tick_every, reads = 0;
+	int64_t avail_pages;
+	struct server srv;
+	struct conn *conn;
+	bool lazy;
+
+	if (size < FUZZ_CONFIG_SIZE)
+		return 0;
+	log_setup(LOG_LEVEL_ERROR, false);
+	data += FUZZ_CONFIG_SIZE;
+	size -= FUZZ_CONFIG_SIZE;
+	fuzz_parser_alone(data, size);
+
+	if (config[FUZZ_FLAGS] & FUZZ_KEYED) {
+		cfg.key.len = sizeof(fuzz_key);
+		memcpy(cfg.key.bytes, fuzz_key, sizeof(fuzz_key));
+	} else {
+		cfg.insecure = true;
+	}
+	if (config[FUZZ_MAX])
+		cfg.max_pages = 4u * config[FUZZ_MAX];
+	lazy = config[FUZZ_FLAGS] & FUZZ_LAZY_READER;
+	read_size = config[FUZZ_READ_SIZE] + 1u;
+	tick_every = (config[FUZZ_TICK_EVERY] & 15) + 1u;
+	avail_pages = config[FUZZ_AVAIL] | config[FUZZ_AVAIL + 1] << 8;
+
+	server_init(&srv, &cfg, 1000);
+	tick(&srv, &avail_pages, 0, 0);
+	conn = conn_open(&srv, "fuzz");
+	FUZZ_ASSERT(conn);
+	while (size && conn->state != CONN_CLOSING) {
+		size_t room, n;
+		uint8_t *space = conn_read_space(conn, &room);
+
+		if (!room) {
+			/* held back by the output backlog: the peer reads now */
+			FUZZ_ASSERT(conn->out.bytes >= CONN_OUTPUT_HIGH);
+			drain_output(conn);
+			conn_process(conn);
+			continue;
+		}
+		n = size < read_size ? size : read_size;
+		if (n > room)
+			n = room;
+		memcpy(space, data, n);
+		conn_received(conn, n);
+		data += n;
+		size -= n;
+		if (!lazy)
+			drain_output(conn);
+		if (++reads % tick_every == 0)
+			tick(&srv, &avail_pages, (int8_t)config[FUZZ_AVAIL_STEP],
+			     100u * config[FUZZ_TICK_MS]);
+	}
+	drain_output(conn);
+	conn_close(conn);
+	/* after the connection: grace expiry frees the namespace */
+	srv.now_ms += FUZZ_GRACE_MS;
+	tick(&srv, &avail_pages, 0, 0);
+	FUZZ_ASSERT(!srv.namespaces && server_held_pages(&srv) == 0);
+	server_destroy(&srv);
+	return 0;
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writes the seed corpus of fuzz_parser into a directory: well-formed
+ * sessions (keyed and not, with PUT/GET/FREE, an eviction round answered)
+ * and one seed per kind of malformed message, so the fuzzer starts past
+ * the handshake.  Layout of an input: fuzz_input.h.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "fuzz_input.h"
+#include "proto.h"
+
+#define SEED_MAX (256 * 1024)
+
+struct seed {
+	uint8_t data[SEED_MAX];
+	size_t len;
+	uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
+	uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+};
+
+static void add(struct seed *s, const void *data, size_t len)
+{
+	if (s->len + len > SEED_MAX) {
+		fprintf(stderr, "fuzz_seeds: seed too large\n");
+		exit(1);
+	}
+	memcpy(s->data + s->len, data, len);
+	s->len += len;
+}
+
+static void config(struct seed *s, uint8_t flags, uint8_t read_size, uint8_t tick_every,
+		   uint16_t avail_pages, int8_t step)
+{
+	uint8_t c[FUZZ_CONFIG_SIZE] = { 0 };
+
+	s->len = 0;
+	c[FUZZ_FLAGS] = flags;
+	c[FUZZ_READ_SIZE] = read_size;
+	c[FUZZ_TICK_EVERY] = tick_every;
+	c[FUZZ_AVAIL] = (uint8_t)avail_pages;
+	c[FUZZ_AVAIL + 1] = (uint8_t)(avail_pages >> 8);
+	c[FUZZ_AVAIL_STEP] = (uint8_t)step;
+	c[FUZZ_TICK_MS] = 3;
+	add(s, c, sizeof(c));
+}
+
+static void header(struct seed *s, uint16_t type, uint32_t tag, uint32_t count, uint32_t length,
+		   uint32_t status)
+{
+	struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = type, .tag = tag,
+				    .count = count, .length = length, .status = status };
+	uint8_t buf[PROTO_HEADER_SIZE];
+
+	proto_encode_header(buf, &hdr);
+	add(s, buf, sizeof(buf));
+}
+
+static void handshake(struct seed *s, bool keyed, uint64_t caps)
+{
+	struct nswap2l_hello hello = { .version_min = 1, .version_max = 1, .capabilities = caps };
+	uint8_t payload[sizeof(hello)], zero_nonce[NSWAP2L_PROTO_NONCE_SIZE] = { 0 };
+	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE] = { 0 };
+	struct auth_key key = { .len = sizeof(fuzz_key) };
+
+	memcpy(key.bytes, fuzz_key, sizeof(fuzz_key));
+	memset(hello.client_id, 0xc1, sizeof(hello.client_id));
+	memset(hello.client_nonce, 0x5a, sizeof(hello.client_nonce));
+	proto_encode_hello(payload, &hello);
+	header(s, NSWAP2L_MSG_HELLO, 1, 0, sizeof(payload), 0);
+	add(s, payload, sizeof(payload));
+	/* the fuzzed server's nonce is all zero */
+	if (keyed)
+		auth_client_mac(&key, hello.client_id, hello.client_nonce, zero_nonce, mac);
+	header(s, NSWAP2L_MSG_AUTH, 2, 0, sizeof(mac), 0);
+	add(s, mac, sizeof(mac));
+}
+
+static void keys(struct seed *s, uint16_t type, uint32_t tag, uint64_t first, uint32_t count)
+{
+	uint8_t buf[8];
+	uint32_t i;
+
+	header(s, type, tag, count, count * (8 + (type == NSWAP2L_MSG_PUT ? PROTO_PAGE_SIZE : 0)), 0);
+	for (i = 0; i < count; i++) {
+		proto_put_key(buf, 0, first + i);
+		add(s, buf, sizeof(buf));
+	}
+	if (type == NSWAP2L_MSG_PUT) {
+		static uint8_t page[PROTO_PAGE_SIZE];
+
+		for (i = 0; i < count; i++) {
+			memset(page, (int)(first + i), sizeof(page));
+			add(s, page, sizeof(page));
+		}
+	}
+}
+
+static void write_seed(const char *dir, const char *name, const struct seed *s)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(s->data, 1, s->len, f) != s->len || fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct seed s;
+	uint8_t raw[64];
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: fuzz_seeds DIR\n");
+		return 2;
+	}
+
+	/* keyed session: PUT, GET, FREE, GET of a freed page */
+	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
+	handshake(&s, true, 0);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 7, 2);
+	keys(&s, NSWAP2L_MSG_GET, 11, 7, 2);
+	keys(&s, NSWAP2L_MSG_FREE, 12, 7, 1);
+	keys(&s, NSWAP2L_MSG_GET, 13, 7, 2);
+	write_seed(argv[1], "session-keyed", &s);
+
+	/* wrong key: the MAC of an unkeyed session does not verify */
+	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
+	handshake(&s, false, 0);
+	keys(&s, NSWAP2L_MSG_GET, 10, 1, 1);
+	write_seed(argv[1], "auth-wrong", &s);
+
+	/*
+	 * memory pressure: 16 bytes a read and a tick after each, available
+	 * memory one page less each tick, from 530 pages over the reserve:
+	 * the PUT of 2 pages (~520 reads in) still fits, a few ticks later the
+	 * server is over its limit and asks (EVICT tag 1) for a page, which
+	 * the rest of the session frees and answers; the answer to a tag not
+	 * asked yet closes the connection at the end
+	 */
+	config(&s, FUZZ_LAZY_READER, 15, 0, FUZZ_RESERVE_PAGES + 530, -1);
+	handshake(&s, false, NSWAP2L_CAP_EVICT);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 100, 2);
+	keys(&s, NSWAP2L_MSG_GET, 11, 100, 2);
+	keys(&s, NSWAP2L_MSG_PUT, 12, 200, 1);
+	keys(&s, NSWAP2L_MSG_FREE, 13, 100, 2);
+	header(&s, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, 1, 1, 0, NSWAP2L_OK);
+	header(&s, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, 2, 1, 0, NSWAP2L_ERR_NOSPC);
+	write_seed(argv[1], "evict", &s);
+
+	/* --max of 4 pages: NOSPC */
+	config(&s, 0, 255, 15, 1000, 0);
+	s.data[FUZZ_MAX] = 1;
+	handshake(&s, false, 0);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 0, 3);
+	keys(&s, NSWAP2L_MSG_PUT, 11, 3, 3);
+	keys(&s, NSWAP2L_MSG_FREE, 12, 0, 3);
+	write_seed(argv[1], "nospc", &s);
+
+	/* one malformed message after the handshake, one seed each */
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, 0);
+	header(&s, 99, 5, 0, 0, 0);
+	write_seed(argv[1], "bad-type", &s);
+
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, 0);
+	header(&s, NSWAP2L_MSG_GET, 5, NSWAP2L_PROTO_MAX_PAGES + 1, 8 * (NSWAP2L_PROTO_MAX_PAGES + 1), 0);
+	write_seed(argv[1], "bad-count", &s);
+
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, 0);
+	keys(&s, NSWAP2L_MSG_GET, 5, NSWAP2L_PROTO_KEY_LIMIT, 1);
+	write_seed(argv[1], "bad-key", &s);
+
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, 0);
+	header(&s, NSWAP2L_MSG_PUT, 5, 1, UINT32_MAX, 0);
+	write_seed(argv[1], "bad-length", &s);
+
+	config(&s, 0, 255, 15, 1000, 0);
+	keys(&s, NSWAP2L_MSG_GET, 5, 1, 1);
+	write_seed(argv[1], "before-auth", &s);
+
+	config(&s, 0, 0, 0, 1000, 0);
+	memset(raw, 0x41, sizeof(raw));
+	add(&s, raw, sizeof(raw));
+	write_seed(argv[1], "garbage", &s);
+	return 0;
+}

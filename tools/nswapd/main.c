@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nswapd: the Network RAM server of dm-nswap2l.  Holds clients' pages in its
+ * own (locked) memory and gives memory back to its machine when the machine
+ * needs it, by asking clients to move pages elsewhere (Nswap's adaptive
+ * memory).  Protocol: include/uapi/linux/nswap2l_proto.h.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "net.h"
+#include "server.h"
+#include "status.h"
+#include "util.h"
+
+#define NSWAPD_VERSION "0.1"
+#define STATUS_DIR "/run/nswapd"
+#define DEFAULT_RESERVE (64ull << 20)
+#define DEFAULT_GRACE_S 60
+#define MAX_PEERS 16
+
+static const char usage_text[] =
+"usage: nswapd --listen ADDR:PORT [options]     serve pages\n"
+"       nswapd --stats [--status-socket PATH | --listen ADDR:PORT] [--json]\n"
+"       nswapd --help | --version\n"
+"\n"
+"Network RAM server for dm-nswap2l: holds clients' pages in its own memory\n"
+"and gives memory back when its machine needs it, by asking clients (EVICT)\n"
+"to move pages elsewhere.  It holds at most\n"
+"    min(--max, held + available - --reserve)\n"
+"pages, available being MemAvailable or the headroom of its memory cgroup.\n"
+"\n"
+"  --listen ADDR:PORT      numeric IPv4 address and TCP port (0: any free port)\n"
+"  --port-file FILE        write the bound port number to FILE once listening\n"
+"  --max SIZE              hold at most SIZE of pages (K, M, G, T suffixes)\n"
+"  --reserve SIZE          memory always left to the machine (default 64M)\n"
+"  --key-file FILE         shared key: the file's bytes, 16 to 256 of them\n"
+"  --insecure-no-auth      accept clients without checking their key: for\n"
+"                          testing only, anyone who reaches the port can\n"
+"                          read and overwrite every client's pages\n"
+"  --grace SECONDS         keep a namespace whose last connection closed for\n"
+"                          this long, then free its pages (default 60)\n"
+"  --status-socket PATH    status socket (default " STATUS_DIR "/nswapd-PORT.sock)\n"
+"  --foreground            do not daemonize; log to stderr\n"
+"  --log-level LEVEL       error, warn, info (default) or debug\n"
+"  --peer ADDR:PORT        another nswapd to migrate pages to; accepted, but\n"
+"                          peer migration is not implemented yet\n"
+"  --memavailable-file F   testing: take MemAvailable from F (in /proc/meminfo\n"
+"                          format) instead of /proc/meminfo, and ignore cgroups\n"
+"  --stats                 print the status of a running nswapd and exit\n"
+"  --json                  with --stats: print JSON\n"
+"\n"
+"Exit status: 0 after SIGTERM or SIGINT, 1 on a run-time failure, 2 on bad\n"
+"options.\n";
+
+enum option_id {
+	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_MAX, OPT_RESERVE, OPT_KEY_FILE, OPT_INSECURE,
+	OPT_GRACE, OPT_STATUS_SOCKET, OPT_FOREGROUND, OPT_LOG_LEVEL, OPT_PEER,
+	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_HELP, OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
+	{ "max", required_argument, NULL, OPT_MAX },
+	{ "reserve", required_argument, NULL, OPT_RESERVE },
+	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+	{ "insecure-no-auth", no_argument, NULL, OPT_INSECURE },
+	{ "grace", required_argument, NULL, OPT_GRACE },
+	{ "status-socket", required_argument, NULL, OPT_STATUS_SOCKET },
+	{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "memavailable-file", required_argument, NULL, OPT_MEMAVAILABLE_FILE },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct options {
+	const char *listen, *port_file, *key_file, *status_socket, *memavailable_file;
+	uint64_t max_bytes, reserve_bytes, grace_s;
+	bool have_max, insecure, foreground, stats, json;
+	enum log_level log_level;
+	unsigned int peer_count;
+};
+
+static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...);
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nswapd: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'nswapd --help'.\n");
+	exit(2);
+}
+
+static uint64_t size_option(const char *name, const char *value)
+{
+	uint64_t bytes;
+
+	if (parse_size(value, &bytes))
+		usage_error("--%s: not a size: '%s' (bytes, or with K, M, G, T)", name, value);
+	return bytes;
+}
+
+static void parse_options(int argc, char **argv, struct options *opts)
+{
+	struct sockaddr_in peer;
+	int c;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->reserve_bytes = DEFAULT_RESERVE;
+	opts->grace_s = DEFAULT_GRACE_S;
+	opts->log_level = LOG_LEVEL_INFO;
+	while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			opts->listen = optarg;
+			break;
+		case OPT_PORT_FILE:
+			opts->port_file = optarg;
+			break;
+		case OPT_MAX:
+			opts->max_bytes = size_option("max", optarg);
+			opts->have_max = true;
+			if (opts->max_bytes < PROTO_PAGE_SIZE)
+				usage_error("--max: %s is less than one page", optarg);
+			break;
+		case OPT_RESERVE:
+			opts->reserve_bytes = size_option("reserve", optarg);
+			break;
+		case OPT_KEY_FILE:
+			opts->key_file = optarg;
+			break;
+		case OPT_INSECURE:
+			opts->insecure = true;
+			break;
+		case OPT_GRACE:
+			if (parse_uint(optarg, 365 * 24 * 3600, &opts->grace_s))
+				usage_error("--grace: not a number of seconds: '%s'", optarg);
+			break;
+		case OPT_STATUS_SOCKET:
+			opts->status_socket = optarg;
+			break;
+		case OPT_FOREGROUND:
+			opts->foreground = true;
+			break;
+		case OPT_LOG_LEVEL:
+			if (log_parse_level(optarg, &opts->log_level))
+				usage_error("--log-level: '%s' is not error, warn, info or debug", optarg);
+			break;
+		case OPT_PEER:
+			if (parse_ipv4_endpoint(optarg, &peer))
+				usage_error("--peer: '%s' is not ADDR:PORT (numeric IPv4)", optarg);
+			if (++opts->peer_count > MAX_PEERS)
+				usage_error("--peer: at most %d peers", MAX_PEERS);
+			break;
+		case OPT_MEMAVAILABLE_FILE:
+			opts->memavailable_file = optarg;
+			break;
+		case OPT_STATS:
+			opts->stats = true;
+			break;
+		case OPT_JSON:
+			opts->json = true;
+			break;
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf("nswapd %s (protocol version %d)\n", NSWAPD_VERSION, NSWAP2L_PROTO_VERSION);
+			exit(0);
+		default:
+			/* getopt_long has said what is wrong */
+			fprintf(stderr, "Try 'nswapd --help'.\n");
+			exit(2);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (opts->json && !opts->stats)
+		usage_error("--json goes with --stats");
+	if (opts->stats)
+		return;
+	if (!opts->listen)
+		usage_error("--listen ADDR:PORT is required");
+	if (opts->key_file && opts->insecure)
+		usage_error("--key-file and --insecure-no-auth exclude each other");
+	if (!opts->key_file && !opts->insecure)
+		usage_error("--key-file is required (or --insecure-no-auth, for testing only)");
+}
+
+static void status_socket_for_port(char *path, size_t size, unsigned int port)
+{
+	snprintf(path, size, STATUS_DIR "/nswapd-%u.sock", port);
+}
+
+/* --stats without --status-socket: the server on --listen's port, or the only one running. */
+static int stats_main(const struct options *opts)
+{
+	struct sockaddr_in addr;
+	char path[256];
+	glob_t found;
+	int status;
+
+	if (opts->status_socket)
+		return status_query(opts->status_socket, opts->json);
+	if (opts->listen) {
+		if (parse_ipv4_endpoint(opts->listen, &addr))
+			usage_error("--listen: '%s' is not ADDR:PORT (numeric IPv4)", opts->listen);
+		status_socket_for_port(path, sizeof(path), ntohs(addr.sin_port));
+		return status_query(path, opts->json);
+	}
+	if (glob(STATUS_DIR "/nswapd-*.sock", 0, NULL, &found) || found.gl_pathc != 1) {
+		fprintf(stderr, "nswapd: %s nswapd status socket in " STATUS_DIR
+			": name one with --status-socket\n",
+			found.gl_pathc > 1 ? "more than one" : "no");
+		globfree(&found);
+		return 1;
+	}
+	status = status_query(found.gl_pathv[0], opts->json);
+	globfree(&found);
+	return status;
+}
+
+static void random_nonce(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE])
+{
+	size_t got = 0;
+
+	while (got < NSWAP2L_PROTO_NONCE_SIZE) {
+		ssize_t n = getrandom(nonce + got, NSWAP2L_PROTO_NONCE_SIZE - got, 0);
+
+		if (n > 0) {
+			got += (size_t)n;
+		} else if (errno != EINTR) {
+			/* a predictable nonce would let a recorded handshake be replayed */
+			log_error("getrandom: %s", strerror(errno));
+			abort();
+		}
+	}
+}
+
+/* Written to a temporary name and renamed, so a reader never sees half of it. */
+static int write_port_file(const char *path, unsigned int port)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return -1;
+	fprintf(f, "%u\n", port);
+	if (fclose(f) || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Double fork and setsid: no controlling terminal, not a session leader. */
+static int daemonize(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0)
+		return -1;
+	if (pid)
+		_exit(0);
+	if (setsid() < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid)
+		_exit(0);
+	if (chdir("/"))
+		return -1;
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct server_config cfg = { .lock_pages = true, .make_nonce = random_nonce };
+	char err[512], status_path[256], listen_desc[64], max_text[32], reserve_text[32];
+	struct sockaddr_in addr;
+	struct options opts;
+	struct server srv;
+	int listen_fd, status_fd, status;
+
+	parse_options(argc, argv, &opts);
+	if (opts.stats)
+		return stats_main(&opts);
+	if (parse_ipv4_endpoint(opts.listen, &addr))
+		usage_error("--listen: '%s' is not ADDR:PORT (numeric IPv4)", opts.listen);
+	if (opts.key_file && auth_load_key(opts.key_file, &cfg.key, err, sizeof(err))) {
+		fprintf(stderr, "nswapd: %s\n", err);
+		return 2;
+	}
+	cfg.insecure = opts.insecure;
+	cfg.max_pages = opts.have_max ? opts.max_bytes / PROTO_PAGE_SIZE : NO_MAX_PAGES;
+	cfg.reserve_bytes = opts.reserve_bytes;
+	cfg.grace_ms = opts.grace_s * 1000;
+	log_setup(opts.log_level, false);
+	memwatch_setup(opts.memavailable_file);
+
+	listen_fd = net_listen_tcp(&addr, err, sizeof(err));
+	if (listen_fd < 0) {
+		log_error("%s", err);
+		return 1;
+	}
+	snprintf(listen_desc, sizeof(listen_desc), "%s:%u", inet_ntoa(addr.sin_addr),
+		 ntohs(addr.sin_port));
+	if (opts.status_socket)
+		snprintf(status_path, sizeof(status_path), "%s", opts.status_socket);
+	else
+		status_socket_for_port(status_path, sizeof(status_path), ntohs(addr.sin_port));
+	status_fd = net_listen_unix(status_path, err, sizeof(err));
+	if (status_fd < 0) {
+		log_error("%s", err);
+		return 1;
+	}
+	if (opts.port_file && write_port_file(opts.port_file, ntohs(addr.sin_port))) {
+		log_error("cannot write %s: %s", opts.port_file, strerror(errno));
+		unlink(status_path);
+		return 1;
+	}
+	if (!opts.foreground) {
+		if (daemonize()) {
+			log_error("cannot daemonize: %s", strerror(errno));
+			return 1;
+		}
+		log_setup(opts.log_level, true);
+	}
+
+	log_info("listening on %s, status on %s, max %s, reserve %s, grace %llu s%s",
+		 listen_desc, status_path,
+		 opts.have_max ? format_bytes(opts.max_bytes, max_text, sizeof(max_text)) : "none",
+		 format_bytes(cfg.reserve_bytes, reserve_text, sizeof(reserve_text)),
+		 (unsigned long long)opts.grace_s,
+		 cfg.insecure ? ", NO AUTHENTICATION (--insecure-no-auth)" : "");
+	if (opts.peer_count)
+		log_warn("peer migration not implemented yet: ignoring %u --peer", opts.peer_count);
+	if (opts.memavailable_file)
+		log_warn("taking MemAvailable from %s (testing)", opts.memavailable_file);
+
+	server_init(&srv, &cfg, monotonic_ms());
+	status = net_run(&srv, listen_fd, status_fd, listen_desc);
+	server_destroy(&srv);
+	close(listen_fd);
+	close(status_fd);
+	unlink(status_path);
+	log_info("stopped");
+	return status;
+}

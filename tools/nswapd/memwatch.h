@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * How much more memory this machine (and the memory cgroups nswapd runs
+ * in) can give before it has to reclaim: the input of the adaptive limit.
+ */
+#ifndef NSWAPD_MEMWATCH_H
+#define NSWAPD_MEMWATCH_H
+
+#include <stdint.h>
+
+#define MEM_UNKNOWN UINT64_MAX
+
+struct mem_sample {
+	uint64_t mem_available;		/* /proc/meminfo MemAvailable, bytes */
+	uint64_t cgroup_headroom;	/* smallest limit - working set of the
+					   memory cgroups above us, or MEM_UNKNOWN */
+	uint64_t available;		/* the smaller of the two */
+};
+
+/*
+ * memavailable_file: NULL for the real sources, or a file in /proc/meminfo
+ * format to take MemAvailable from instead, cgroups ignored (for tests).
+ */
+void memwatch_setup(const char *memavailable_file);
+void memwatch_sample(struct mem_sample *sample);
+
+#endif

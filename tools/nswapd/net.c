@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One thread, level-triggered epoll, non-blocking sockets.  A client
+ * socket is polled for input only while its connection takes input (not
+ * closing, output backlog under CONN_OUTPUT_HIGH) and for output only
+ * while it has some queued, so one slow or hostile client never holds up
+ * another.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libgen.h>
+#include <malloc.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "log.h"
+#include "net.h"
+#include "server.h"
+#include "status.h"
+#include "util.h"
+
+#define MAX_EVENTS 64
+#define READS_PER_EVENT 4	/* then let other sockets have a turn */
+#define SEND_IOVECS 16
+
+enum endpoint_kind {
+	EP_LISTENER,
+	EP_STATUS_LISTENER,
+	EP_SIGNALS,
+	EP_CLIENT,
+	EP_STATUS_CLIENT,
+};
+
+struct endpoint {
+	enum endpoint_kind kind;
+	int fd;
+	uint32_t events;		/* what epoll watches for */
+	struct conn *conn;		/* EP_CLIENT */
+	struct outq out;		/* EP_STATUS_CLIENT: the report */
+	struct list_head link;		/* clients and status clients */
+};
+
+struct loop {
+	struct server *srv;
+	int epfd;
+	const char *listen_desc;
+	struct endpoint listener, status_listener, signals;
+	struct list_head endpoints;
+	bool accept_paused;		/* out of file descriptors */
+	bool stop;
+};
+
+int net_listen_tcp(struct sockaddr_in *addr, char *err, size_t err_size)
+{
+	socklen_t len = sizeof(*addr);
+	int fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)addr, sizeof(*addr)) || listen(fd, SOMAXCONN) ||
+	    getsockname(fd, (struct sockaddr *)addr, &len)) {
+		snprintf(err, err_size, "cannot listen on %s:%u: %s", inet_ntoa(addr->sin_addr),
+			 ntohs(addr->sin_port), strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int net_listen_unix(const char *path, char *err, size_t err_size)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char dir[sizeof(addr.sun_path)];
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		snprintf(err, err_size, "status socket path too long: %s", path);
+		return -1;
+	}
+	strcpy(addr.sun_path, path);
+	strcpy(dir, path);
+	if (mkdir(dirname(dir), 0755) && errno != EEXIST) {
+		snprintf(err, err_size, "cannot create the directory of %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, err_size, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* a socket file nobody answers on is left over from a crash: replace it */
+	if (!connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		snprintf(err, err_size, "another nswapd answers on %s", path);
+		close(fd);
+		return -1;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || chmod(path, 0600) ||
+	    listen(fd, 16)) {
+		snprintf(err, err_size, "cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void watch(struct loop *loop, struct endpoint *ep, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ep };
+
+	if (events == ep->events)
+		return;
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_MOD, ep->fd, &ev))
+		log_error("epoll_ctl: %s", strerror(errno));
+	ep->events = events;
+}
+
+static int watch_new(struct loop *loop, struct endpoint *ep, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ep };
+
+	ep->events = events;
+	return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, ep->fd, &ev);
+}
+
+static void endpoint_close(struct endpoint *ep)
+{
+	list_del(&ep->link);
+	close(ep->fd);
+	if (ep->conn) {
+		log_debug("peer %s: connection closed", ep->conn->peer);
+		conn_close(ep->conn);
+	}
+	outq_clear(&ep->out);
+	free(ep);
+}
+
+/* Sends what fits; returns false when the socket failed. */
+static bool send_queued(int fd, struct outq *q)
+{
+	while (q->bytes) {
+		struct iovec iov[SEND_IOVECS];
+		struct msghdr msg = { .msg_iov = iov };
+		ssize_t n;
+
+		msg.msg_iovlen = (size_t)outq_iov(q, iov, SEND_IOVECS);
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			outq_consume(q, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+	return true;
+}
+
+/* Reads what the connection takes; returns false at end of stream or error. */
+static bool receive(struct endpoint *ep)
+{
+	int i;
+
+	for (i = 0; i < READS_PER_EVENT; i++) {
+		size_t room;
+		uint8_t *buf = conn_read_space(ep->conn, &room);
+		ssize_t n;
+
+		if (!room)
+			return true;
+		n = recv(ep->fd, buf, room, MSG_DONTWAIT);
+		if (n > 0) {
+			conn_received(ep->conn, (size_t)n);
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			log_debug("peer %s: receive: %s", ep->conn->peer, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Sends, handles requests held back by the output backlog, repeats while
+ * that produced output; then closes the connection or sets what to poll.
+ */
+static void service_client(struct loop *loop, struct endpoint *ep, bool open)
+{
+	struct conn *conn = ep->conn;
+
+	for (;;) {
+		size_t queued;
+
+		if (!send_queued(ep->fd, &conn->out)) {
+			open = false;
+			break;
+		}
+		queued = conn->out.bytes;
+		conn_process(conn);
+		if (conn->out.bytes == queued)
+			break;
+	}
+	if (!open || conn->state == CONN_CLOSING) {
+		endpoint_close(ep);
+		return;
+	}
+	watch(loop, ep, (conn_wants_input(conn) ? EPOLLIN : 0) | (conn->out.bytes ? EPOLLOUT : 0));
+}
+
+static void accept_clients(struct loop *loop)
+{
+	for (;;) {
+		struct sockaddr_in addr;
+		socklen_t len = sizeof(addr);
+		struct endpoint *ep;
+		char peer[64];
+		int fd, one = 1;
+
+		fd = accept4(loop->listener.fd, (struct sockaddr *)&addr, &len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				log_warn("cannot accept connections: %s; trying again shortly",
+					 strerror(errno));
+				loop->accept_paused = true;
+				watch(loop, &loop->listener, 0);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				   errno != ECONNABORTED) {
+				log_warn("accept: %s", strerror(errno));
+			}
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		/* replies are whole messages queued at once: no Nagle delay */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		snprintf(peer, sizeof(peer), "%s:%u", inet_ntoa(addr.sin_addr), ntohs(addr.sin_port));
+		ep = calloc(1, sizeof(*ep));
+		if (ep)
+			ep->conn = conn_open(loop->srv, peer);
+		if (!ep || !ep->conn) {
+			log_error("peer %s: out of memory for a connection", peer);
+			free(ep);
+			close(fd);
+			continue;
+		}
+		ep->kind = EP_CLIENT;
+		ep->fd = fd;
+		list_add(&ep->link, &loop->endpoints);
+		if (watch_new(loop, ep, EPOLLIN)) {
+			log_error("epoll_ctl: %s", strerror(errno));
+			endpoint_close(ep);
+			continue;
+		}
+		log_debug("peer %s: connected", peer);
+	}
+}
+
+static void accept_status_client(struct loop *loop)
+{
+	struct endpoint *ep;
+	int fd;
+
+	fd = accept4(loop->status_listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep) {
+		close(fd);
+		return;
+	}
+	ep->kind = EP_STATUS_CLIENT;
+	ep->fd = fd;
+	list_add(&ep->link, &loop->endpoints);
+	if (status_render(loop->srv, loop->listen_desc, &ep->out) ||
+	    !send_queued(fd, &ep->out) || !ep->out.bytes || watch_new(loop, ep, EPOLLOUT))
+		endpoint_close(ep);
+}
+
+static void handle_signal(struct loop *loop)
+{
+	struct signalfd_siginfo info;
+
+	if (read(loop->signals.fd, &info, sizeof(info)) != sizeof(info))
+		return;
+	log_info("received %s, exiting", strsignal((int)info.ssi_signo));
+	loop->stop = true;
+}
+
+static void handle_event(struct loop *loop, struct endpoint *ep, uint32_t events)
+{
+	switch (ep->kind) {
+	case EP_LISTENER:
+		accept_clients(loop);
+		break;
+	case EP_STATUS_LISTENER:
+		accept_status_client(loop);
+		break;
+	case EP_SIGNALS:
+		handle_signal(loop);
+		break;
+	case EP_CLIENT:
+		service_client(loop, ep, !(events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || receive(ep));
+		break;
+	case EP_STATUS_CLIENT:
+		if (!send_queued(ep->fd, &ep->out) || !ep->out.bytes)
+			endpoint_close(ep);
+		break;
+	}
+}
+
+static void tick(struct loop *loop)
+{
+	struct endpoint *ep, *next;
+	struct mem_sample mem;
+
+	server_release_memory(loop->srv);
+	/* and the heap that output queues of GET replies took in bursts */
+	malloc_trim(0);
+	memwatch_sample(&mem);
+	server_tick(loop->srv, &mem);
+	/* the tick may have queued CAPACITY and EVICT messages, or closed connections */
+	list_for_each_entry_safe(ep, next, &loop->endpoints, link) {
+		if (ep->kind == EP_CLIENT && (ep->conn->out.bytes || ep->conn->state == CONN_CLOSING))
+			service_client(loop, ep, true);
+	}
+	if (loop->accept_paused) {
+		loop->accept_paused = false;
+		watch(loop, &loop->listener, EPOLLIN);
+	}
+}
+
+static int open_signals(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen_desc)
+{
+	struct loop loop = {
+		.srv = srv,
+		.listen_desc = listen_desc,
+		.listener = { .kind = EP_LISTENER, .fd = listen_fd },
+		.status_listener = { .kind = EP_STATUS_LISTENER, .fd = status_fd },
+		.signals = { .kind = EP_SIGNALS },
+	};
+	struct epoll_event events[MAX_EVENTS];
+	uint64_t next_tick;
+	int status = 0;
+
+	list_init(&loop.endpoints);
+	loop.signals.fd = open_signals();
+	loop.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (loop.signals.fd < 0 || loop.epfd < 0 ||
+	    watch_new(&loop, &loop.listener, EPOLLIN) ||
+	    watch_new(&loop, &loop.status_listener, EPOLLIN) ||
+	    watch_new(&loop, &loop.signals, EPOLLIN)) {
+		log_error("cannot set up the event loop: %s", strerror(errno));
+		status = 1;
+		goto out;
+	}
+	srv->now_ms = monotonic_ms();
+	tick(&loop);
+	next_tick = srv->now_ms + NET_TICK_MS;
+	while (!loop.stop) {
+		int n, i, timeout = next_tick > srv->now_ms ? (int)(next_tick - srv->now_ms) : 0;
+
+		n = epoll_wait(loop.epfd, events, MAX_EVENTS, timeout);
+		if (n < 0 && errno != EINTR) {
+			log_error("epoll_wait: %s", strerror(errno));
+			status = 1;
+			break;
+		}
+		srv->now_ms = monotonic_ms();
+		for (i = 0; i < n; i++) {
+			handle_event(&loop, events[i].data.ptr, events[i].events);
+			if (loop.stop)
+				break;
+		}
+		if (srv->now_ms >= next_tick) {
+			tick(&loop);
+			next_tick = srv->now_ms + NET_TICK_MS;
+		}
+	}
+out:
+	while (!list_empty(&loop.endpoints))
+		endpoint_close(list_first_entry(&loop.endpoints, struct endpoint, link));
+	if (loop.signals.fd >= 0)
+		close(loop.signals.fd);
+	if (loop.epfd >= 0)
+		close(loop.epfd);
+	return status;
+}

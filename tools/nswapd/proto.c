@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nswap2l wire format: every field is little-endian and read byte by byte
+ * through the offsets of the shared structures, so the code is right on
+ * any host byte order and never does an unaligned load from the buffer.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "proto.h"
+
+_Static_assert(sizeof(struct nswap2l_msg_header) == 32, "header is 32 bytes on the wire");
+_Static_assert(sizeof(struct nswap2l_hello) == 64, "hello is 64 bytes on the wire");
+_Static_assert(sizeof(struct nswap2l_hello_reply) == 48, "hello reply is 48 bytes on the wire");
+_Static_assert(sizeof(struct nswap2l_auth) == NSWAP2L_PROTO_MAC_SIZE, "auth is one MAC");
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)v);
+	put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+#define HDR_OFF(field) offsetof(struct nswap2l_msg_header, field)
+
+void proto_decode_header(const uint8_t buf[PROTO_HEADER_SIZE], struct proto_header *hdr)
+{
+	hdr->magic = get32(buf + HDR_OFF(magic));
+	hdr->type = get16(buf + HDR_OFF(type));
+	hdr->flags = get16(buf + HDR_OFF(flags));
+	hdr->tag = get32(buf + HDR_OFF(tag));
+	hdr->count = get32(buf + HDR_OFF(count));
+	hdr->length = get32(buf + HDR_OFF(length));
+	hdr->status = get32(buf + HDR_OFF(status));
+	hdr->free_pages = get64(buf + HDR_OFF(free_pages));
+}
+
+void proto_encode_header(uint8_t buf[PROTO_HEADER_SIZE], const struct proto_header *hdr)
+{
+	put32(buf + HDR_OFF(magic), hdr->magic);
+	put16(buf + HDR_OFF(type), hdr->type);
+	put16(buf + HDR_OFF(flags), hdr->flags);
+	put32(buf + HDR_OFF(tag), hdr->tag);
+	put32(buf + HDR_OFF(count), hdr->count);
+	put32(buf + HDR_OFF(length), hdr->length);
+	put32(buf + HDR_OFF(status), hdr->status);
+	put64(buf + HDR_OFF(free_pages), hdr->free_pages);
+}
+
+/* The payload length a request of this type and count must have. */
+static const char *check_count_and_length(const struct proto_header *hdr)
+{
+	uint32_t max_count, per_item, fixed = 0;
+
+	switch (hdr->type) {
+	case NSWAP2L_MSG_HELLO:
+		max_count = 0;
+		per_item = 0;
+		fixed = sizeof(struct nswap2l_hello);
+		break;
+	case NSWAP2L_MSG_AUTH:
+		max_count = 0;
+		per_item = 0;
+		fixed = sizeof(struct nswap2l_auth);
+		break;
+	case NSWAP2L_MSG_PUT:
+		max_count = NSWAP2L_PROTO_MAX_PAGES;
+		per_item = PROTO_KEY_SIZE + PROTO_PAGE_SIZE;
+		break;
+	case NSWAP2L_MSG_GET:
+		max_count = NSWAP2L_PROTO_MAX_PAGES;
+		per_item = PROTO_KEY_SIZE;
+		break;
+	case NSWAP2L_MSG_FREE:
+		max_count = NSWAP2L_PROTO_MAX_KEYS;
+		per_item = PROTO_KEY_SIZE;
+		break;
+	case NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY:
+		/* the client's answer to an EVICT echoes its count, no payload */
+		if (hdr->count > NSWAP2L_PROTO_MAX_KEYS)
+			return "count over limit";
+		return hdr->length ? "payload in evict reply" : NULL;
+	default:
+		return strcmp(proto_type_name(hdr->type), "unknown") ?
+		       "message type clients do not send" : "unknown message type";
+	}
+	if (hdr->count > max_count)
+		return max_count ? "count over limit" : "count in a message without items";
+	if (per_item && !hdr->count)
+		return "count zero";
+	/* max_count * per_item <= NSWAP2L_PROTO_MAX_PAYLOAD: no overflow */
+	if (hdr->length != fixed + hdr->count * per_item)
+		return "length does not match type and count";
+	return NULL;
+}
+
+const char *proto_check_request_header(const struct proto_header *hdr)
+{
+	if (hdr->magic != NSWAP2L_PROTO_MAGIC)
+		return "bad magic";
+	if (hdr->flags)
+		return "flags set";
+	if (hdr->length > NSWAP2L_PROTO_MAX_PAYLOAD)
+		return "length over limit";
+	if (hdr->type == (NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY)) {
+		if (hdr->status != NSWAP2L_OK && hdr->status != NSWAP2L_ERR_NOSPC)
+			return "bad status in evict reply";
+	} else if (hdr->status) {
+		return "status set in request";
+	}
+	return check_count_and_length(hdr);
+}
+
+uint64_t proto_key(const uint8_t *keys, uint32_t i)
+{
+	return get64(keys + (size_t)i * PROTO_KEY_SIZE);
+}
+
+void proto_put_key(uint8_t *keys, uint32_t i, uint64_t key)
+{
+	put64(keys + (size_t)i * PROTO_KEY_SIZE, key);
+}
+
+#define HELLO_OFF(field) offsetof(struct nswap2l_hello, field)
+#define REPLY_OFF(field) offsetof(struct nswap2l_hello_reply, field)
+
+static void decode_hello(const uint8_t *p, struct nswap2l_hello *hello)
+{
+	hello->version_min = get32(p + HELLO_OFF(version_min));
+	hello->version_max = get32(p + HELLO_OFF(version_max));
+	hello->capabilities = get64(p + HELLO_OFF(capabilities));
+	memcpy(hello->client_id, p + HELLO_OFF(client_id), sizeof(hello->client_id));
+	memcpy(hello->client_nonce, p + HELLO_OFF(client_nonce), sizeof(hello->client_nonce));
+}
+
+void proto_encode_hello(uint8_t *p, const struct nswap2l_hello *hello)
+{
+	put32(p + HELLO_OFF(version_min), hello->version_min);
+	put32(p + HELLO_OFF(version_max), hello->version_max);
+	put64(p + HELLO_OFF(capabilities), hello->capabilities);
+	memcpy(p + HELLO_OFF(client_id), hello->client_id, sizeof(hello->client_id));
+	memcpy(p + HELLO_OFF(client_nonce), hello->client_nonce, sizeof(hello->client_nonce));
+}
+
+void proto_encode_hello_reply(uint8_t *p, const struct nswap2l_hello_reply *reply)
+{
+	put32(p + REPLY_OFF(version), reply->version);
+	put32(p + REPLY_OFF(max_pages), reply->max_pages);
+	put64(p + REPLY_OFF(capabilities), reply->capabilities);
+	memcpy(p + REPLY_OFF(server_nonce), reply->server_nonce, sizeof(reply->server_nonce));
+}
+
+void proto_decode_hello_reply(const uint8_t *p, struct nswap2l_hello_reply *reply)
+{
+	reply->version = get32(p + REPLY_OFF(version));
+	reply->max_pages = get32(p + REPLY_OFF(max_pages));
+	reply->capabilities = get64(p + REPLY_OFF(capabilities));
+	memcpy(reply->server_nonce, p + REPLY_OFF(server_nonce), sizeof(reply->server_nonce));
+}
+
+static const char *check_keys(const uint8_t *keys, uint32_t count)
+{
+	uint32_t i;
+
+	for (i = 0; i < count; i++)
+		if (proto_key(keys, i) >= NSWAP2L_PROTO_KEY_LIMIT)
+			return "page key over limit";
+	return NULL;
+}
+
+enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
+				       struct proto_request *req, size_t *used,
+				       const char **why)
+{
+	struct proto_header *hdr = &req->hdr;
+	size_t size;
+
+	*used = 0;
+	if (len < PROTO_HEADER_SIZE)
+		return PROTO_NEED_MORE;
+	proto_decode_header(buf, hdr);
+	*why = proto_check_request_header(hdr);
+	if (*why)
+		return PROTO_INVALID;
+	size = PROTO_HEADER_SIZE + (size_t)hdr->length;
+	*used = size;
+	if (len < size)
+		return PROTO_NEED_MORE;
+
+	req->payload = buf + PROTO_HEADER_SIZE;
+	req->keys = NULL;
+	req->pages = NULL;
+	req->mac = NULL;
+	switch (hdr->type) {
+	case NSWAP2L_MSG_HELLO:
+		decode_hello(req->payload, &req->hello);
+		break;
+	case NSWAP2L_MSG_AUTH:
+		req->mac = req->payload;
+		break;
+	case NSWAP2L_MSG_PUT:
+		/* the pages follow the keys, which are checked like GET's and FREE's */
+		req->pages = req->payload + (size_t)hdr->count * PROTO_KEY_SIZE;
+		/* fall through */
+	case NSWAP2L_MSG_GET:
+	case NSWAP2L_MSG_FREE:
+		req->keys = req->payload;
+		*why = check_keys(req->keys, hdr->count);
+		if (*why)
+			return PROTO_INVALID;
+		break;
+	}
+	return PROTO_COMPLETE;
+}
+
+void proto_client_id_hex(const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
+			 char hex[PROTO_CLIENT_ID_HEX_SIZE])
+{
+	int i;
+
+	for (i = 0; i < NSWAP2L_PROTO_CLIENT_ID_SIZE; i++) {
+		hex[2 * i] = "0123456789abcdef"[id[i] >> 4];
+		hex[2 * i + 1] = "0123456789abcdef"[id[i] & 15];
+	}
+	hex[2 * NSWAP2L_PROTO_CLIENT_ID_SIZE] = '\0';
+}
+
+const char *proto_type_name(uint16_t type)
+{
+	static const char *const names[] = {
+		[NSWAP2L_MSG_HELLO] = "HELLO",
+		[NSWAP2L_MSG_AUTH] = "AUTH",
+		[NSWAP2L_MSG_PUT] = "PUT",
+		[NSWAP2L_MSG_GET] = "GET",
+		[NSWAP2L_MSG_FREE] = "FREE",
+		[NSWAP2L_MSG_CAPACITY] = "CAPACITY",
+		[NSWAP2L_MSG_EVICT] = "EVICT",
+	};
+	uint16_t base = type & (uint16_t)~NSWAP2L_MSG_REPLY;
+
+	if (base < sizeof(names) / sizeof(names[0]) && names[base])
+		return names[base];
+	return "unknown";
+}
+
+const char *proto_status_name(uint32_t status)
+{
+	static const char *const names[] = {
+		[NSWAP2L_OK] = "ok",
+		[NSWAP2L_ERR_INVALID] = "invalid",
+		[NSWAP2L_ERR_NOSPC] = "nospc",
+		[NSWAP2L_ERR_NOENT] = "noent",
+		[NSWAP2L_ERR_AUTH] = "auth",
+		[NSWAP2L_ERR_VERSION] = "version",
+	};
+
+	if (status < sizeof(names) / sizeof(names[0]))
+		return names[status];
+	return "unknown";
+}

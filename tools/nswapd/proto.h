@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Decoding, validation and encoding of nswap2l wire messages
+ * (include/uapi/linux/nswap2l_proto.h).  Pure functions over byte buffers:
+ * no I/O, no allocation, so the fuzzer can drive them directly.
+ */
+#ifndef NSWAPD_PROTO_H
+#define NSWAPD_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "linux/nswap2l_proto.h"
+
+#define PROTO_HEADER_SIZE ((uint32_t)sizeof(struct nswap2l_msg_header))
+#define PROTO_KEY_SIZE 8u
+#define PROTO_PAGE_SIZE ((uint32_t)NSWAP2L_PROTO_PAGE_SIZE)
+/* Largest whole message the server ever has to buffer. */
+#define PROTO_MAX_MESSAGE (PROTO_HEADER_SIZE + NSWAP2L_PROTO_MAX_PAYLOAD)
+
+/* A message header in host byte order. */
+struct proto_header {
+	uint32_t magic;
+	uint16_t type;
+	uint16_t flags;
+	uint32_t tag;
+	uint32_t count;
+	uint32_t length;
+	uint32_t status;
+	uint64_t free_pages;
+};
+
+/*
+ * A validated client->server message.  keys point into the receive buffer
+ * (little-endian, read them with proto_key()); for PUT, pages follows the
+ * keys, count * PROTO_PAGE_SIZE bytes.
+ */
+struct proto_request {
+	struct proto_header hdr;
+	const uint8_t *payload;
+	const uint8_t *keys;
+	const uint8_t *pages;
+	struct nswap2l_hello hello;	/* HELLO only, decoded */
+	const uint8_t *mac;		/* AUTH only */
+};
+
+enum proto_result {
+	PROTO_NEED_MORE,	/* buffer holds no complete message yet */
+	PROTO_COMPLETE,		/* one valid message decoded */
+	PROTO_INVALID,		/* malformed: the connection must close */
+};
+
+void proto_decode_header(const uint8_t buf[PROTO_HEADER_SIZE], struct proto_header *hdr);
+void proto_encode_header(uint8_t buf[PROTO_HEADER_SIZE], const struct proto_header *hdr);
+
+/*
+ * Checks a client->server header on its own (magic, type, flags, status,
+ * count, length).  Returns NULL when valid, else the reason.
+ */
+const char *proto_check_request_header(const struct proto_header *hdr);
+
+/*
+ * Decodes the first message of buf[0..len).  On PROTO_COMPLETE *used is its
+ * size; on PROTO_NEED_MORE *used is the size the whole message will have
+ * once its header is known (0 before that), so the caller can make room
+ * for it; on PROTO_INVALID *why says what is wrong.  Checks everything that
+ * needs no state: header limits, length against type and count, key range.
+ */
+enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
+				       struct proto_request *req, size_t *used,
+				       const char **why);
+
+uint64_t proto_key(const uint8_t *keys, uint32_t i);
+void proto_put_key(uint8_t *keys, uint32_t i, uint64_t key);
+
+void proto_encode_hello(uint8_t *buf, const struct nswap2l_hello *hello);
+void proto_encode_hello_reply(uint8_t *buf, const struct nswap2l_hello_reply *reply);
+void proto_decode_hello_reply(const uint8_t *buf, struct nswap2l_hello_reply *reply);
+
+#define PROTO_CLIENT_ID_HEX_SIZE (2 * NSWAP2L_PROTO_CLIENT_ID_SIZE + 1)
+/* A client id as lower-case hex, as logs and status name namespaces. */
+void proto_client_id_hex(const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
+			 char hex[PROTO_CLIENT_ID_HEX_SIZE]);
+
+const char *proto_type_name(uint16_t type);
+const char *proto_status_name(uint32_t status);
+
+#endif

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The adaptive limit is Nswap's: the server holds at most
+ *   min(--max, held + (available - reserve))
+ * pages, available being MemAvailable or the headroom of its memory cgroup,
+ * whichever is smaller.  Below what it holds, it takes no new pages and
+ * asks clients that take EVICT to move pages elsewhere; it never drops a
+ * page itself.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+#include "server.h"
+
+void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms)
+{
+	memset(srv, 0, sizeof(*srv));
+	srv->cfg = *cfg;
+	page_pool_init(&srv->pool, cfg->lock_pages);
+	list_init(&srv->conns);
+	srv->started_ms = now_ms;
+	srv->now_ms = now_ms;
+	srv->next_evict_tag = 1;
+}
+
+void server_destroy(struct server *srv)
+{
+	while (!list_empty(&srv->conns))
+		conn_close(list_first_entry(&srv->conns, struct conn, link));
+	while (srv->namespaces) {
+		struct namespace *ns = srv->namespaces;
+
+		srv->namespaces = ns->next;
+		page_table_destroy(&ns->pages, &srv->pool);
+		free(ns);
+	}
+	page_pool_destroy(&srv->pool);
+}
+
+uint64_t server_held_pages(const struct server *srv)
+{
+	return srv->pool.frames_used;
+}
+
+uint64_t server_free_pages(const struct server *srv)
+{
+	uint64_t held = server_held_pages(srv);
+
+	return srv->limit_pages > held ? srv->limit_pages - held : 0;
+}
+
+void server_release_memory(struct server *srv)
+{
+	page_pool_release_free(&srv->pool);
+}
+
+static void update_limit(struct server *srv)
+{
+	uint64_t held = server_held_pages(srv), limit = srv->cfg.max_pages;
+	uint64_t available = srv->mem.available, reserve = srv->cfg.reserve_bytes;
+
+	if (available != MEM_UNKNOWN) {
+		uint64_t adaptive;
+
+		if (available >= reserve) {
+			adaptive = held + (available - reserve) / PROTO_PAGE_SIZE;
+		} else {
+			uint64_t short_pages = (reserve - available + PROTO_PAGE_SIZE - 1) / PROTO_PAGE_SIZE;
+
+			adaptive = held > short_pages ? held - short_pages : 0;
+		}
+		if (adaptive < limit)
+			limit = adaptive;
+	}
+	srv->limit_pages = limit;
+	if (held > limit && !srv->over_limit)
+		log_info("memory pressure: limit %llu pages, holding %llu: taking no new pages",
+			 (unsigned long long)limit, (unsigned long long)held);
+	else if (held <= limit && srv->over_limit)
+		log_info("memory pressure over: limit %llu pages, holding %llu",
+			 (unsigned long long)limit, (unsigned long long)held);
+	srv->over_limit = held > limit;
+	if (!srv->over_limit)
+		srv->warned_no_evict = false;
+}
+
+static void expire_namespaces(struct server *srv)
+{
+	struct namespace **link = &srv->namespaces, *ns;
+
+	while ((ns = *link)) {
+		if (ns->connections || srv->now_ms - ns->unbound_since_ms < srv->cfg.grace_ms) {
+			link = &ns->next;
+			continue;
+		}
+		log_info("namespace %s: no connection for %llu s, freeing its %zu pages",
+			 ns->id_hex, (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000,
+			 ns->pages.used);
+		*link = ns->next;
+		page_table_destroy(&ns->pages, &srv->pool);
+		free(ns);
+	}
+}
+
+/* A connection of ns that takes EVICT, or NULL. */
+static struct conn *evict_connection(const struct server *srv, const struct namespace *ns)
+{
+	struct conn *conn;
+
+	list_for_each_entry(conn, &srv->conns, link)
+		if (conn->ns == ns && conn->state == CONN_READY &&
+		    (conn->hello.capabilities & NSWAP2L_CAP_EVICT))
+			return conn;
+	return NULL;
+}
+
+static bool may_start_round(const struct server *srv, const struct namespace *ns)
+{
+	return !ns->evict_conn && ns->pages.used && srv->now_ms >= ns->evict_not_before_ms &&
+	       evict_connection(srv, ns);
+}
+
+/*
+ * Asks for what the server holds beyond its limit and has not asked for
+ * yet, from each namespace in proportion to its pages.
+ */
+static void start_evictions(struct server *srv)
+{
+	uint64_t held = server_held_pages(srv), over, candidates_pages = 0;
+	struct namespace *ns;
+
+	if (held <= srv->limit_pages + srv->evict_pending)
+		return;
+	over = held - srv->limit_pages - srv->evict_pending;
+	for (ns = srv->namespaces; ns; ns = ns->next)
+		if (may_start_round(srv, ns))
+			candidates_pages += ns->pages.used;
+	if (!candidates_pages) {
+		if (!srv->evict_pending && !srv->warned_no_evict) {
+			log_warn("over the limit by %llu pages and no connected client takes EVICT",
+				 (unsigned long long)over);
+			srv->warned_no_evict = true;
+		}
+		return;
+	}
+	for (ns = srv->namespaces; ns; ns = ns->next) {
+		uint64_t want, asked;
+		struct conn *conn;
+
+		if (!may_start_round(srv, ns))
+			continue;
+		/* rounded up, so that the shares cover all that is over */
+		want = (over * ns->pages.used + candidates_pages - 1) / candidates_pages;
+		if (want > ns->pages.used)
+			want = ns->pages.used;
+		conn = evict_connection(srv, ns);
+		asked = conn_ask_eviction(conn, want);
+		if (!asked)
+			continue;
+		ns->evict_conn = conn;
+		ns->stats.evict_asked += asked;
+		srv->evict_pending += asked;
+		log_info("namespace %s: asking %s for %llu of its %zu pages back",
+			 ns->id_hex, conn->peer, (unsigned long long)asked, ns->pages.used);
+	}
+}
+
+void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left)
+{
+	struct namespace *ns = conn->ns;
+
+	srv->evict_pending -= conn->evict_keys;
+	ns->evict_conn = NULL;
+	ns->evict_not_before_ms = srv->now_ms + (pages_left ? EVICT_BACKOFF_MS : EVICT_RETRY_MS);
+	log_info("namespace %s: eviction round done (%s), %zu pages held",
+		 ns->id_hex, pages_left ? "client kept some pages" : "ok", ns->pages.used);
+}
+
+/*
+ * CAPACITY when free capacity changed by more than 1/8 since announced, or
+ * went to or from zero.  Every reply carries it too; this is for clients
+ * that are not sending anything.
+ */
+static void announce_capacity(struct server *srv)
+{
+	uint64_t free_pages = server_free_pages(srv), told = srv->announced_free;
+	uint64_t change = free_pages > told ? free_pages - told : told - free_pages;
+	struct conn *conn;
+
+	if (!change || (free_pages && told && change <= told / 8))
+		return;
+	list_for_each_entry(conn, &srv->conns, link)
+		if (conn->state == CONN_READY)
+			conn_send_capacity(conn, free_pages);
+	srv->announced_free = free_pages;
+}
+
+/* Unauthenticated connections would otherwise hold file descriptors forever. */
+static void close_slow_handshakes(struct server *srv)
+{
+	struct conn *conn;
+
+	list_for_each_entry(conn, &srv->conns, link) {
+		if (conn->state >= CONN_READY || srv->now_ms - conn->opened_ms < HANDSHAKE_TIMEOUT_MS)
+			continue;
+		log_warn("peer %s: not authenticated after %d s, closing", conn->peer,
+			 HANDSHAKE_TIMEOUT_MS / 1000);
+		conn->state = CONN_CLOSING;
+	}
+}
+
+void server_tick(struct server *srv, const struct mem_sample *mem)
+{
+	srv->mem = *mem;
+	close_slow_handshakes(srv);
+	expire_namespaces(srv);
+	update_limit(srv);
+	start_evictions(srv);
+	announce_capacity(srv);
+}
+
+struct namespace *server_bind_namespace(struct server *srv,
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE])
+{
+	struct namespace *ns;
+
+	for (ns = srv->namespaces; ns; ns = ns->next)
+		if (!memcmp(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE))
+			break;
+	if (!ns) {
+		ns = calloc(1, sizeof(*ns));
+		if (!ns)
+			return NULL;
+		memcpy(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
+		proto_client_id_hex(id, ns->id_hex);
+		page_table_init(&ns->pages);
+		ns->next = srv->namespaces;
+		srv->namespaces = ns;
+		log_info("namespace %s: new", ns->id_hex);
+	}
+	ns->connections++;
+	return ns;
+}
+
+void server_unbind_namespace(struct server *srv, struct namespace *ns)
+{
+	if (!--ns->connections)
+		ns->unbound_since_ms = srv->now_ms;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The memory server without its sockets: configuration, namespaces and
+ * their pages, the adaptive limit, eviction and capacity announcements.
+ * The event loop (net.c) and the fuzzer both drive it through conn.h and
+ * server_tick().
+ */
+#ifndef NSWAPD_SERVER_H
+#define NSWAPD_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "auth.h"
+#include "list.h"
+#include "memwatch.h"
+#include "store.h"
+
+#define NO_MAX_PAGES UINT64_MAX
+/* After a round the client answered OK, and when it had to leave pages. */
+#define EVICT_RETRY_MS 1000
+#define EVICT_BACKOFF_MS 5000
+/* A connection must have authenticated this long after it opened. */
+#define HANDSHAKE_TIMEOUT_MS 10000
+/* EVICT messages in one round (each up to NSWAP2L_PROTO_MAX_KEYS keys). */
+#define EVICT_ROUND_MESSAGES 64
+
+struct conn;
+
+struct server_config {
+	uint64_t max_pages;		/* --max, or NO_MAX_PAGES */
+	uint64_t reserve_bytes;		/* memory always left to the machine */
+	uint64_t grace_ms;		/* a namespace outlives its last connection */
+	struct auth_key key;
+	bool insecure;			/* no key: accept any client MAC (testing) */
+	bool lock_pages;
+	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
+};
+
+struct namespace_stats {
+	uint64_t bytes_in, bytes_out;
+	uint64_t requests;
+	uint64_t errors;		/* refused requests and protocol errors */
+	uint64_t evict_asked;		/* keys named in EVICT messages */
+	uint64_t evict_returned;	/* of those, freed by the client */
+};
+
+struct namespace {
+	struct namespace *next;
+	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
+	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
+	struct page_table pages;
+	unsigned int connections;
+	uint64_t unbound_since_ms;	/* when connections dropped to 0 */
+	struct namespace_stats stats;
+	struct conn *evict_conn;	/* serving this namespace's eviction round */
+	uint64_t evict_not_before_ms;	/* earliest start of the next round */
+};
+
+struct server {
+	struct server_config cfg;
+	struct page_pool pool;
+	struct namespace *namespaces;
+	struct list_head conns;		/* struct conn */
+	unsigned int conn_count;
+	uint64_t started_ms, now_ms;
+	struct mem_sample mem;		/* last sample */
+	uint64_t limit_pages;		/* pages it may hold now */
+	uint64_t announced_free;	/* free_pages of the last CAPACITY */
+	uint64_t evict_pending;		/* keys asked in rounds still going */
+	bool over_limit;		/* holds more than its limit */
+	bool warned_no_evict;		/* said that no client takes EVICT */
+	uint32_t next_evict_tag;
+	uint64_t protocol_errors, auth_failures;
+};
+
+void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms);
+void server_destroy(struct server *srv);
+
+uint64_t server_held_pages(const struct server *srv);
+/* Pages the server can take now: what goes in every free_pages field. */
+uint64_t server_free_pages(const struct server *srv);
+
+/* Gives the memory of freed pages back to the system; before sampling it. */
+void server_release_memory(struct server *srv);
+/*
+ * The periodic work: connections too slow to authenticate, the limit from a
+ * fresh memory sample, namespaces past their grace period, eviction rounds,
+ * CAPACITY announcements.  Connections it closes are left CONN_CLOSING.
+ */
+void server_tick(struct server *srv, const struct mem_sample *mem);
+
+/* For conn.c: a connection authenticated as / left namespace id. */
+struct namespace *server_bind_namespace(struct server *srv,
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE]);
+void server_unbind_namespace(struct server *srv, struct namespace *ns);
+/* For conn.c: conn answered every EVICT of its round, or closed. */
+void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left);
+
+#endif

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "status.h"
+#include "util.h"
+
+#define STATUS_HEADER "nswapd-status 1"
+#define STATUS_MAX_BYTES (16u << 20)
+#define STATUS_TIMEOUT_S 5
+
+static int render_line(struct outq *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int render_line(struct outq *out, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line) - 1)
+		return -1;
+	line[n] = '\n';
+	return outq_append(out, line, (size_t)n + 1);
+}
+
+/* A byte count or "none" for MEM_UNKNOWN / NO_MAX_PAGES. */
+static const char *number_or_none(uint64_t v, char *buf, size_t size)
+{
+	if (v == UINT64_MAX)
+		return "none";
+	snprintf(buf, size, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+int status_render(const struct server *srv, const char *listen_desc, struct outq *out)
+{
+	char max[24], available[24], headroom[24];
+	const struct namespace *ns;
+	unsigned int namespaces = 0;
+
+	for (ns = srv->namespaces; ns; ns = ns->next)
+		namespaces++;
+	if (render_line(out, STATUS_HEADER) ||
+	    render_line(out, "server listen=%s pid=%d uptime_s=%llu max_pages=%s limit_pages=%llu "
+			"held_pages=%llu free_pages=%llu mem_available=%s cgroup_headroom=%s "
+			"reserve=%llu connections=%u namespaces=%u protocol_errors=%llu "
+			"auth_failures=%llu evict_pending=%llu locked=%s",
+			listen_desc, (int)getpid(),
+			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
+			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
+			(unsigned long long)srv->limit_pages,
+			(unsigned long long)server_held_pages(srv),
+			(unsigned long long)server_free_pages(srv),
+			number_or_none(srv->mem.mem_available, available, sizeof(available)),
+			number_or_none(srv->mem.cgroup_headroom, headroom, sizeof(headroom)),
+			(unsigned long long)srv->cfg.reserve_bytes, srv->conn_count, namespaces,
+			(unsigned long long)srv->protocol_errors,
+			(unsigned long long)srv->auth_failures,
+			(unsigned long long)srv->evict_pending,
+			srv->pool.lock_frames ? "yes" : "no"))
+		return -1;
+	for (ns = srv->namespaces; ns; ns = ns->next) {
+		char idle[24];
+
+		if (ns->connections)
+			snprintf(idle, sizeof(idle), "none");
+		else
+			snprintf(idle, sizeof(idle), "%llu",
+				 (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000);
+		if (render_line(out, "namespace id=%s pages=%zu connections=%u bytes_in=%llu "
+				"bytes_out=%llu requests=%llu errors=%llu evict_asked=%llu "
+				"evict_returned=%llu idle_s=%s",
+				ns->id_hex, ns->pages.used, ns->connections,
+				(unsigned long long)ns->stats.bytes_in,
+				(unsigned long long)ns->stats.bytes_out,
+				(unsigned long long)ns->stats.requests,
+				(unsigned long long)ns->stats.errors,
+				(unsigned long long)ns->stats.evict_asked,
+				(unsigned long long)ns->stats.evict_returned, idle))
+			return -1;
+	}
+	return render_line(out, "end");
+}
+
+/* One parsed record: its kind and up to 32 key=value pairs, pointing into the report. */
+struct record {
+	const char *kind;
+	unsigned int count;
+	const char *keys[32], *values[32];
+};
+
+/* Splits one line (modified in place) into a record. */
+static void parse_record(char *line, struct record *rec)
+{
+	char *save = NULL, *word;
+
+	rec->kind = strtok_r(line, " ", &save);
+	rec->count = 0;
+	while ((word = strtok_r(NULL, " ", &save)) && rec->count < 32) {
+		char *eq = strchr(word, '=');
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		rec->keys[rec->count] = word;
+		rec->values[rec->count++] = eq + 1;
+	}
+}
+
+static const char *field(const struct record *rec, const char *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < rec->count; i++)
+		if (!strcmp(rec->keys[i], key))
+			return rec->values[i];
+	return "none";
+}
+
+static uint64_t field_number(const struct record *rec, const char *key)
+{
+	return strtoull(field(rec, key), NULL, 10);
+}
+
+/* Fields that are text in JSON; the others are numbers or null ("none"). */
+static bool text_field(const char *key)
+{
+	return !strcmp(key, "listen") || !strcmp(key, "locked") || !strcmp(key, "id");
+}
+
+static void print_json_record(const struct record *rec)
+{
+	unsigned int i;
+
+	printf("{");
+	for (i = 0; i < rec->count; i++) {
+		const char *v = rec->values[i];
+
+		printf("%s\"%s\": ", i ? ", " : "", rec->keys[i]);
+		if (text_field(rec->keys[i]))
+			printf("\"%s\"", v);	/* an address, a hex id, yes/no: nothing to escape */
+		else if (!strcmp(v, "none"))
+			printf("null");
+		else
+			printf("%llu", (unsigned long long)strtoull(v, NULL, 10));
+	}
+	printf("}");
+}
+
+static const char *pages_text(uint64_t pages, char *buf, size_t size)
+{
+	char bytes[32];
+
+	snprintf(buf, size, "%llu pages (%s)", (unsigned long long)pages,
+		 format_bytes(pages * PROTO_PAGE_SIZE, bytes, sizeof(bytes)));
+	return buf;
+}
+
+static const char *bytes_or_none(const struct record *rec, const char *key, char *buf, size_t size)
+{
+	if (!strcmp(field(rec, key), "none"))
+		return "none";
+	return format_bytes(field_number(rec, key), buf, size);
+}
+
+static void print_human_server(const struct record *rec)
+{
+	char a[64], b[64], c[64];
+
+	printf("nswapd on %s, pid %s, up %s s\n", field(rec, "listen"), field(rec, "pid"),
+	       field(rec, "uptime_s"));
+	printf("  limit:            %s, --max %s\n",
+	       pages_text(field_number(rec, "limit_pages"), a, sizeof(a)),
+	       strcmp(field(rec, "max_pages"), "none") ?
+	       pages_text(field_number(rec, "max_pages"), b, sizeof(b)) : "none");
+	printf("  held:             %s\n", pages_text(field_number(rec, "held_pages"), a, sizeof(a)));
+	printf("  free:             %s\n", pages_text(field_number(rec, "free_pages"), a, sizeof(a)));
+	printf("  MemAvailable:     %s, cgroup headroom %s, reserve %s\n",
+	       bytes_or_none(rec, "mem_available", a, sizeof(a)),
+	       bytes_or_none(rec, "cgroup_headroom", b, sizeof(b)),
+	       bytes_or_none(rec, "reserve", c, sizeof(c)));
+	printf("  pages locked:     %s\n", field(rec, "locked"));
+	printf("  connections:      %s\n", field(rec, "connections"));
+	printf("  protocol errors:  %s\n", field(rec, "protocol_errors"));
+	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
+	printf("  eviction pending: %s pages asked, not yet answered\n", field(rec, "evict_pending"));
+	printf("namespaces: %s\n", field(rec, "namespaces"));
+	if (strcmp(field(rec, "namespaces"), "0"))
+		printf("  %-32s %10s %5s %10s %10s %9s %6s %9s %9s %6s\n", "CLIENT ID", "PAGES",
+		       "CONNS", "BYTES IN", "BYTES OUT", "REQUESTS", "ERRORS", "EVICT ASK", "RETURNED",
+		       "IDLE S");
+}
+
+static void print_human_namespace(const struct record *rec)
+{
+	char in[32], out[32];
+
+	printf("  %-32s %10s %5s %10s %10s %9s %6s %9s %9s %6s\n", field(rec, "id"),
+	       field(rec, "pages"), field(rec, "connections"),
+	       format_bytes(field_number(rec, "bytes_in"), in, sizeof(in)),
+	       format_bytes(field_number(rec, "bytes_out"), out, sizeof(out)),
+	       field(rec, "requests"), field(rec, "errors"), field(rec, "evict_asked"),
+	       field(rec, "evict_returned"), strcmp(field(rec, "idle_s"), "none") ?
+	       field(rec, "idle_s") : "-");
+}
+
+/* Reads the whole report from the status socket; returns it or NULL. */
+static char *read_report(const char *socket_path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timeval timeout = { .tv_sec = STATUS_TIMEOUT_S };
+	size_t len = 0, cap = 65536;
+	char *report = NULL;
+	ssize_t n;
+	int fd;
+
+	if (strlen(socket_path) >= sizeof(addr.sun_path)) {
+		fprintf(stderr, "nswapd: status socket path too long: %s\n", socket_path);
+		return NULL;
+	}
+	strcpy(addr.sun_path, socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) ||
+	    connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		fprintf(stderr, "nswapd: cannot connect to %s: %s\n", socket_path, strerror(errno));
+		goto fail;
+	}
+	report = malloc(cap);
+	while (report) {
+		n = read(fd, report + len, cap - len - 1);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "nswapd: reading %s: %s\n", socket_path, strerror(errno));
+			goto fail;
+		}
+		len += (size_t)n;
+		if (len + 1 == cap) {
+			char *grown = cap < STATUS_MAX_BYTES ? realloc(report, cap * 2) : NULL;
+
+			if (!grown) {
+				fprintf(stderr, "nswapd: status report too large\n");
+				goto fail;
+			}
+			report = grown;
+			cap *= 2;
+		}
+	}
+	if (!report) {
+		fprintf(stderr, "nswapd: out of memory\n");
+		goto fail;
+	}
+	close(fd);
+	report[len] = '\0';
+	return report;
+fail:
+	free(report);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+int status_query(const char *socket_path, bool json)
+{
+	char *report = read_report(socket_path), *line, *save = NULL;
+	bool first_namespace = true, complete = false;
+	struct record rec;
+
+	if (!report)
+		return 1;
+	line = strtok_r(report, "\n", &save);
+	if (!line || strcmp(line, STATUS_HEADER)) {
+		fprintf(stderr, "nswapd: %s does not speak the status format\n", socket_path);
+		free(report);
+		return 1;
+	}
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		parse_record(line, &rec);
+		if (!rec.kind)
+			continue;
+		if (!strcmp(rec.kind, "end")) {
+			complete = true;
+			break;
+		}
+		if (!strcmp(rec.kind, "server")) {
+			if (json) {
+				printf("{\"server\": ");
+				print_json_record(&rec);
+				printf(", \"namespaces\": [");
+			} else {
+				print_human_server(&rec);
+			}
+		} else if (!strcmp(rec.kind, "namespace")) {
+			if (json) {
+				printf("%s", first_namespace ? "" : ", ");
+				print_json_record(&rec);
+			} else {
+				print_human_namespace(&rec);
+			}
+			first_namespace = false;
+		}
+	}
+	if (json)
+		printf("]}\n");
+	free(report);
+	if (!complete) {
+		fprintf(stderr, "nswapd: status report from %s is cut short\n", socket_path);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Page storage: a pool of 4 KiB frames carved from mlock'ed, mmap'ed slabs,
+ * and per-namespace hash tables from page key to frame.
+ */
+#ifndef NSWAPD_STORE_H
+#define NSWAPD_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list.h"
+
+#define SLAB_FRAMES 512			/* 2 MiB slabs */
+
+struct slab;
+
+struct page_pool {
+	struct slab **slabs;		/* by slab id; NULL for unused ids */
+	uint32_t slab_slots;		/* size of slabs[] */
+	struct list_head with_free;	/* slabs that have free frames */
+	uint64_t frames_used;		/* frames holding a page */
+	bool lock_frames;		/* slabs are mlock'ed (on fault) */
+};
+
+#define PAGE_ASKED 1u			/* named in an EVICT */
+
+struct page_entry {
+	uint64_t key;			/* PAGE_TABLE_EMPTY when the slot is free */
+	uint32_t frame;
+	uint32_t flags;
+};
+
+struct page_table {
+	struct page_entry *slots;
+	size_t mask;			/* slots - 1; the slot count is a power of 2 */
+	size_t used;
+	size_t evict_cursor;		/* where the next eviction pick starts */
+};
+
+enum store_status {
+	STORE_OK,
+	STORE_NOSPC,
+	STORE_NOENT,
+};
+
+void page_pool_init(struct page_pool *pool, bool lock_frames);
+void page_pool_destroy(struct page_pool *pool);
+/* Gives the memory of freed frames back to the system. */
+void page_pool_release_free(struct page_pool *pool);
+
+void page_table_init(struct page_table *table);
+/* Frees every page of the table and the table itself. */
+void page_table_destroy(struct page_table *table, struct page_pool *pool);
+
+/*
+ * Stores count pages under count keys (little-endian, as on the wire):
+ * every page or, when more than max_new of the keys are new or memory runs
+ * out, none (STORE_NOSPC).
+ */
+enum store_status store_put(struct page_pool *pool, struct page_table *table,
+			    const uint8_t *keys, const uint8_t *pages, uint32_t count,
+			    uint64_t max_new);
+/* Points pages[i] at the data of keys[i], or STORE_NOENT if any is missing. */
+enum store_status store_get(const struct page_pool *pool, const struct page_table *table,
+			    const uint8_t *keys, uint32_t count, const uint8_t **pages);
+/*
+ * Frees the pages of the keys that are held; missing keys are ignored.
+ * Returns the pages freed, *were_asked how many of them had been named in
+ * an EVICT.
+ */
+uint32_t store_free(struct page_pool *pool, struct page_table *table,
+		    const uint8_t *keys, uint32_t count, uint32_t *were_asked);
+/*
+ * Picks up to max held keys to ask back in an EVICT, going round the table
+ * from where the last pick stopped, so that rounds ask for different pages.
+ */
+uint32_t store_pick_eviction(struct page_table *table, uint64_t *keys, uint32_t max);
+
+#endif

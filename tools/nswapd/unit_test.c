@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of nswapd's parts that need no socket: SHA-256 and HMAC
+ * against published vectors, the message parser, the page store, the
+ * output queue, and whole sessions through the connection state machine.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "conn.h"
+#include "log.h"
+#include "proto.h"
+#include "server.h"
+#include "sha256.h"
+
+static int failures, checks;
+
+#define CHECK(cond) check((cond), #cond, __FILE__, __LINE__)
+
+static void check(int ok, const char *what, const char *file, int line)
+{
+	checks++;
+	if (!ok) {
+		failures++;
+		fprintf(stderr, "FAIL %s:%d: %s\n", file, line, what);
+	}
+}
+
+static size_t unhex(const char *hex, uint8_t *out)
+{
+	size_t n = 0;
+
+	for (; hex[0] && hex[1]; hex += 2) {
+		unsigned int v;
+
+		sscanf(hex, "%2x", &v);
+		out[n++] = (uint8_t)v;
+	}
+	return n;
+}
+
+static int digest_is(const uint8_t *digest, size_t len, const char *hex)
+{
+	uint8_t want[64];
+
+	return unhex(hex, want) >= len && !memcmp(digest, want, len);
+}
+
+static void test_sha256(void)
+{
+	static const struct {
+		const char *msg, *digest;
+	} vectors[] = {
+		/* FIPS 180-4 examples (NIST CSRC) */
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+	};
+	uint8_t digest[SHA256_DIGEST_SIZE], block[1000];
+	struct sha256 ctx;
+	size_t i;
+
+	for (i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+		sha256_init(&ctx);
+		sha256_update(&ctx, vectors[i].msg, strlen(vectors[i].msg));
+		sha256_final(&ctx, digest);
+		CHECK(digest_is(digest, sizeof(digest), vectors[i].digest));
+	}
+	/* a million 'a', fed in pieces that straddle blocks */
+	memset(block, 'a', sizeof(block));
+	sha256_init(&ctx);
+	for (i = 0; i < 1000; i++)
+		sha256_update(&ctx, block, 1000);
+	sha256_final(&ctx, digest);
+	CHECK(digest_is(digest, sizeof(digest),
+			"cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"));
+	/* lengths around the padding boundary, fed whole and byte by byte */
+	for (i = 50; i < 70; i++) {
+		uint8_t whole[SHA256_DIGEST_SIZE];
+		size_t j;
+
+		sha256_init(&ctx);
+		sha256_update(&ctx, block, i);
+		sha256_final(&ctx, whole);
+		sha256_init(&ctx);
+		for (j = 0; j < i; j++)
+			sha256_update(&ctx, block + j, 1);
+		sha256_final(&ctx, digest);
+		CHECK(!memcmp(whole, digest, sizeof(digest)));
+	}
+}
+
+static void test_hmac(void)
+{
+	/* RFC 4231 test cases 1 to 7 (case 5's MAC is truncated to 128 bits) */
+	static const struct {
+		const char *key, *data, *mac;
+	} vectors[] = {
+		{ "0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b", "4869205468657265",
+		  "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7" },
+		{ "4a656665", "7768617420646f2079612077616e7420666f72206e6f7468696e673f",
+		  "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+		  "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe" },
+		{ "0102030405060708090a0b0c0d0e0f10111213141516171819",
+		  "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
+		  "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b" },
+		{ "0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c", "546573742057697468205472756e636174696f6e",
+		  "a3b6167473100ee06e0c796c2955552b" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "54657374205573696e67204c6172676572205468616e20426c6f636b2d53697a65204b6579202d2048617368204b6579204669727374",
+		  "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "5468697320697320612074657374207573696e672061206c6172676572207468616e20626c6f636b2d73697a65206b657920616e642061206c6172676572207468616e20626c6f636b2d73697a6520646174612e20546865206b6579206e6565647320746f20626520686173686564206265666f7265206265696e6720757365642062792074686520484d414320616c676f726974686d2e",
+		  "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+		uint8_t key[256], data[256], mac[SHA256_DIGEST_SIZE];
+		size_t key_len = unhex(vectors[i].key, key), data_len = unhex(vectors[i].data, data);
+		struct hmac_sha256 ctx;
+
+		hmac_sha256_init(&ctx, key, key_len);
+		hmac_sha256_update(&ctx, data, data_len);
+		hmac_sha256_final(&ctx, mac);
+		CHECK(digest_is(mac, strlen(vectors[i].mac) / 2, vectors[i].mac));
+	}
+}
+
+static void test_auth(void)
+{
+	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 1 }, cn[NSWAP2L_PROTO_NONCE_SIZE] = { 2 };
+	uint8_t sn[NSWAP2L_PROTO_NONCE_SIZE] = { 3 }, a[32], b[32], c[32];
+	struct auth_key key = { .len = 16 };
+	struct hmac_sha256 ctx;
+
+	memset(key.bytes, 7, 16);
+	auth_client_mac(&key, id, cn, sn, a);
+	auth_server_mac(&key, id, cn, sn, b);
+	CHECK(!auth_mac_equal(a, b));
+	/* the client MAC is HMAC(K, label || id || client nonce || server nonce) */
+	hmac_sha256_init(&ctx, key.bytes, key.len);
+	hmac_sha256_update(&ctx, NSWAP2L_AUTH_CLIENT_LABEL, strlen(NSWAP2L_AUTH_CLIENT_LABEL));
+	hmac_sha256_update(&ctx, id, sizeof(id));
+	hmac_sha256_update(&ctx, cn, sizeof(cn));
+	hmac_sha256_update(&ctx, sn, sizeof(sn));
+	hmac_sha256_final(&ctx, c);
+	CHECK(auth_mac_equal(a, c));
+	/* the server MAC swaps the nonces */
+	hmac_sha256_init(&ctx, key.bytes, key.len);
+	hmac_sha256_update(&ctx, NSWAP2L_AUTH_SERVER_LABEL, strlen(NSWAP2L_AUTH_SERVER_LABEL));
+	hmac_sha256_update(&ctx, id, sizeof(id));
+	hmac_sha256_update(&ctx, sn, sizeof(sn));
+	hmac_sha256_update(&ctx, cn, sizeof(cn));
+	hmac_sha256_final(&ctx, c);
+	CHECK(auth_mac_equal(b, c));
+	c[31] ^= 1;
+	CHECK(!auth_mac_equal(b, c));
+}
+
+/* Builds a request: header and payload_len bytes of payload (keys as given). */
+static size_t build(uint8_t *buf, uint16_t type, uint32_t count, uint32_t length,
+		    const uint64_t *keys, uint32_t nkeys)
+{
+	struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = type, .tag = 7,
+				    .count = count, .length = length };
+	uint32_t i;
+
+	proto_encode_header(buf, &hdr);
+	memset(buf + PROTO_HEADER_SIZE, 0, length);
+	for (i = 0; i < nkeys; i++)
+		proto_put_key(buf + PROTO_HEADER_SIZE, i, keys[i]);
+	return PROTO_HEADER_SIZE + length;
+}
+
+static enum proto_result decode(const uint8_t *buf, size_t len, size_t *used, const char **why)
+{
+	struct proto_request req;
+
+	*why = NULL;
+	return proto_decode_request(buf, len, &req, used, why);
+}
+
+static void test_parser(void)
+{
+	static uint8_t buf[PROTO_MAX_MESSAGE + 64];
+	uint64_t keys[2] = { 5, NSWAP2L_PROTO_KEY_LIMIT - 1 }, bad_key = NSWAP2L_PROTO_KEY_LIMIT;
+	struct proto_header hdr;
+	struct proto_request req;
+	const char *why;
+	size_t len, used;
+
+	len = build(buf, NSWAP2L_MSG_GET, 2, 16, keys, 2);
+	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE && used == len);
+	CHECK(proto_decode_request(buf, len, &req, &used, &why) == PROTO_COMPLETE &&
+	      proto_key(req.keys, 1) == NSWAP2L_PROTO_KEY_LIMIT - 1);
+	/* header only: not complete, but the full size is known */
+	CHECK(decode(buf, PROTO_HEADER_SIZE, &used, &why) == PROTO_NEED_MORE && used == len);
+	CHECK(decode(buf, 10, &used, &why) == PROTO_NEED_MORE && used == 0);
+
+	len = build(buf, NSWAP2L_MSG_PUT, 64, NSWAP2L_PROTO_MAX_PAYLOAD, keys, 2);
+	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
+	CHECK(decode(buf, len - 1, &used, &why) == PROTO_NEED_MORE && used == len);
+	len = build(buf, NSWAP2L_MSG_HELLO, 0, sizeof(struct nswap2l_hello), NULL, 0);
+	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
+	len = build(buf, NSWAP2L_MSG_AUTH, 0, NSWAP2L_PROTO_MAC_SIZE, NULL, 0);
+	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
+	len = build(buf, NSWAP2L_MSG_FREE, 1024, 8192, keys, 2);
+	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
+	len = build(buf, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, 3, 0, NULL, 0);
+	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
+
+#define INVALID(type, count, length, keys, nkeys) \
+	(len = build(buf, type, count, length, keys, nkeys), \
+	 decode(buf, len, &used, &why) == PROTO_INVALID && why)
+	CHECK(INVALID(NSWAP2L_MSG_GET, 1, 8, &bad_key, 1));
+	CHECK(INVALID(NSWAP2L_MSG_GET, 0, 0, NULL, 0));
+	CHECK(INVALID(NSWAP2L_MSG_GET, 65, 520, NULL, 0));
+	CHECK(INVALID(NSWAP2L_MSG_GET, 2, 24, keys, 2));
+	CHECK(INVALID(NSWAP2L_MSG_PUT, 1, 8, keys, 1));
+	CHECK(INVALID(NSWAP2L_MSG_FREE, 1025, 8200, NULL, 0));
+	CHECK(INVALID(NSWAP2L_MSG_HELLO, 1, sizeof(struct nswap2l_hello), NULL, 0));
+	CHECK(INVALID(NSWAP2L_MSG_AUTH, 0, 31, NULL, 0));
+	CHECK(INVALID(NSWAP2L_MSG_CAPACITY, 0, 0, NULL, 0));
+	CHECK(INVALID(NSWAP2L_MSG_EVICT, 1, 8, keys, 1));
+	CHECK(INVALID(NSWAP2L_MSG_GET | NSWAP2L_MSG_REPLY, 1, 8, keys, 1));
+	CHECK(INVALID(NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, 1, 8, keys, 1));
+	CHECK(INVALID(99, 0, 0, NULL, 0));
+#undef INVALID
+
+	/* header fields that must be zero or right, checked before any payload */
+	build(buf, NSWAP2L_MSG_GET, 1, 8, keys, 1);
+	proto_decode_header(buf, &hdr);
+	hdr.magic ^= 1;
+	proto_encode_header(buf, &hdr);
+	CHECK(decode(buf, PROTO_HEADER_SIZE, &used, &why) == PROTO_INVALID);
+	hdr.magic ^= 1;
+	hdr.flags = 1;
+	proto_encode_header(buf, &hdr);
+	CHECK(decode(buf, PROTO_HEADER_SIZE, &used, &why) == PROTO_INVALID);
+	hdr.flags = 0;
+	hdr.status = 1;
+	proto_encode_header(buf, &hdr);
+	CHECK(decode(buf, PROTO_HEADER_SIZE, &used, &why) == PROTO_INVALID);
+	hdr.status = 0;
+	hdr.length = UINT32_MAX;
+	proto_encode_header(buf, &hdr);
+	CHECK(decode(buf, PROTO_HEADER_SIZE, &used, &why) == PROTO_INVALID);
+	CHECK(why && !strcmp(why, "length over limit"));
+
+	/* the wire layout is the shared header's, little-endian */
+	hdr = (struct proto_header){ .magic = NSWAP2L_PROTO_MAGIC, .type = 0x8003, .tag = 0x01020304,
+				     .free_pages = 0x1122334455667788ull };
+	proto_encode_header(buf, &hdr);
+	CHECK(!memcmp(buf, "NW2L", 4) && buf[4] == 3 && buf[5] == 0x80 && buf[8] == 4 &&
+	      buf[24] == 0x88 && buf[31] == 0x11);
+}
+
+static void test_outq(void)
+{
+	static uint8_t data[3 * OUTQ_CHUNK_SIZE + 100], out[sizeof(data)];
+	struct outq q = { 0 };
+	struct iovec iov[8];
+	size_t i, got = 0;
+	int n;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7);
+	CHECK(!outq_append(&q, data, 10));
+	CHECK(!outq_append(&q, data + 10, sizeof(data) - 10));
+	CHECK(q.bytes == sizeof(data));
+	outq_consume(&q, 5);
+	n = outq_iov(&q, iov, 8);
+	for (i = 0; i < (size_t)n; i++) {
+		memcpy(out + 5 + got, iov[i].iov_base, iov[i].iov_len);
+		got += iov[i].iov_len;
+	}
+	CHECK(got == sizeof(data) - 5 && !memcmp(out + 5, data + 5, got));
+	outq_consume(&q, got);
+	CHECK(q.bytes == 0 && outq_iov(&q, iov, 8) == 0);
+	CHECK(!outq_append(&q, data, 3));
+	CHECK(q.bytes == 3);
+	outq_clear(&q);
+}
+
+static void put_keys(uint8_t *buf, const uint64_t *keys, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		proto_put_key(buf, i, keys[i]);
+}
+
+static void test_store(void)
+{
+	static uint8_t pages[NSWAP2L_PROTO_MAX_PAGES * PROTO_PAGE_SIZE];
+	uint8_t keybuf[NSWAP2L_PROTO_MAX_KEYS * 8];
+	const uint8_t *got[NSWAP2L_PROTO_MAX_PAGES];
+	uint64_t keys[NSWAP2L_PROTO_MAX_KEYS], picked[NSWAP2L_PROTO_MAX_KEYS];
+	struct page_pool pool;
+	struct page_table table;
+	uint32_t asked, i, n, total;
+	uint64_t k;
+	static uint8_t seen[20032];
+
+	page_pool_init(&pool, false);
+	page_table_init(&table);
+	for (i = 0; i < 4; i++) {
+		keys[i] = 100 + i;
+		memset(pages + i * PROTO_PAGE_SIZE, 'a' + i, PROTO_PAGE_SIZE);
+	}
+	put_keys(keybuf, keys, 4);
+	CHECK(store_put(&pool, &table, keybuf, pages, 4, 3) == STORE_NOSPC);
+	CHECK(pool.frames_used == 0 && table.used == 0);
+	CHECK(store_put(&pool, &table, keybuf, pages, 4, 4) == STORE_OK);
+	CHECK(pool.frames_used == 4);
+	CHECK(store_get(&pool, &table, keybuf, 4, got) == STORE_OK);
+	CHECK(got[2][0] == 'c' && got[2][PROTO_PAGE_SIZE - 1] == 'c');
+	/* overwrites need no room */
+	memset(pages, 'z', PROTO_PAGE_SIZE);
+	CHECK(store_put(&pool, &table, keybuf, pages, 1, 0) == STORE_OK);
+	CHECK(store_get(&pool, &table, keybuf, 1, got) == STORE_OK && got[0][0] == 'z');
+	/* a key twice in one PUT: the later page wins, one frame */
+	keys[0] = keys[1] = 500;
+	put_keys(keybuf, keys, 2);
+	CHECK(store_put(&pool, &table, keybuf, pages, 2, 2) == STORE_OK);
+	CHECK(pool.frames_used == 5);
+	CHECK(store_get(&pool, &table, keybuf, 1, got) == STORE_OK && got[0][0] == 'b');
+	keys[0] = 999;
+	put_keys(keybuf, keys, 1);
+	CHECK(store_get(&pool, &table, keybuf, 1, got) == STORE_NOENT);
+	CHECK(store_free(&pool, &table, keybuf, 1, &asked) == 0);
+	page_table_destroy(&table, &pool);
+	CHECK(pool.frames_used == 0);
+
+	/* many keys: the table grows, every page stays findable, and shrinks back */
+	for (k = 0; k < 20000; k += 64) {
+		for (i = 0; i < 64; i++) {
+			keys[i] = k * 3 + i * 3;	/* spread, not dense */
+			memcpy(pages + i * PROTO_PAGE_SIZE, &keys[i], sizeof(keys[i]));
+		}
+		put_keys(keybuf, keys, 64);
+		CHECK(store_put(&pool, &table, keybuf, pages, 64, UINT64_MAX) == STORE_OK);
+	}
+	total = 20032;
+	CHECK(table.used == total && pool.frames_used == total);
+	for (k = 0; k < 20032; k += 64) {
+		for (i = 0; i < 64; i++)
+			keys[i] = k * 3 + i * 3;
+		put_keys(keybuf, keys, 64);
+		CHECK(store_get(&pool, &table, keybuf, 64, got) == STORE_OK);
+		for (i = 0; i < 64; i++)
+			CHECK(!memcmp(got[i], &keys[i], sizeof(keys[i])));
+	}
+	/* eviction picks go round the table: each key once per cycle */
+	for (n = 0; n < total; n += i) {
+		i = store_pick_eviction(&table, picked, total - n < NSWAP2L_PROTO_MAX_KEYS ?
+					total - n : NSWAP2L_PROTO_MAX_KEYS);
+		CHECK(i > 0);
+		for (k = 0; k < i; k++) {
+			CHECK(picked[k] % 3 == 0 && picked[k] / 3 < 20032);
+			CHECK(!seen[picked[k] / 3]++);
+		}
+	}
+	CHECK(n == total);
+	/* freeing: asked pages are counted as returned, the table shrinks */
+	for (k = 0; k < 20032 - 64; k += 1024) {
+		for (i = 0; i < 1024 && k + i < 20032 - 64; i++)
+			keys[i] = (k + i) * 3;
+		put_keys(keybuf, keys, i);
+		CHECK(store_free(&pool, &table, keybuf, i, &asked) == i && asked == i);
+	}
+	CHECK(table.used == 64 && pool.frames_used == 64);
+	CHECK(table.mask + 1 <= 256);
+	for (i = 0; i < 64; i++)
+		keys[i] = (20032 - 64 + i) * 3;
+	put_keys(keybuf, keys, 64);
+	CHECK(store_get(&pool, &table, keybuf, 64, got) == STORE_OK);
+	page_pool_release_free(&pool);
+	CHECK(store_get(&pool, &table, keybuf, 64, got) == STORE_OK);
+	for (i = 0; i < 64; i++)
+		CHECK(!memcmp(got[i], &keys[i], sizeof(keys[i])));
+	page_table_destroy(&table, &pool);
+	page_pool_release_free(&pool);
+	for (i = 0; i < pool.slab_slots; i++)
+		CHECK(!pool.slabs[i]);
+	page_pool_destroy(&pool);
+}
+
+/* A session through conn.c with an in-memory peer. */
+static void zero_nonce(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE])
+{
+	memset(nonce, 0, NSWAP2L_PROTO_NONCE_SIZE);
+}
+
+/* Feeds bytes the way the event loop does: as much as the connection has room for. */
+static void feed(struct conn *conn, const uint8_t *data, size_t len)
+{
+	while (len) {
+		size_t room;
+		uint8_t *space = conn_read_space(conn, &room);
+
+		CHECK(space && room);
+		if (!space || !room)
+			return;
+		if (room > len)
+			room = len;
+		memcpy(space, data, room);
+		conn_received(conn, room);
+		data += room;
+		len -= room;
+	}
+}
+
+static unsigned int capacity_messages;
+
+/* Takes the first queued message off conn->out; returns its header. */
+static struct proto_header take_any(struct conn *conn, uint8_t *payload)
+{
+	struct proto_header hdr = { 0 };
+	uint8_t buf[PROTO_HEADER_SIZE];
+	struct iovec iov[64];
+	size_t want, got = 0;
+	int n, i;
+
+	if (conn->out.bytes < PROTO_HEADER_SIZE)
+		return hdr;
+	n = outq_iov(&conn->out, iov, 64);
+	for (i = 0; i < n && got < PROTO_HEADER_SIZE; i++) {
+		size_t c = iov[i].iov_len < PROTO_HEADER_SIZE - got ? iov[i].iov_len : PROTO_HEADER_SIZE - got;
+
+		memcpy(buf + got, iov[i].iov_base, c);
+		got += c;
+	}
+	outq_consume(&conn->out, PROTO_HEADER_SIZE);
+	proto_decode_header(buf, &hdr);
+	want = hdr.length;
+	got = 0;
+	n = outq_iov(&conn->out, iov, 64);
+	for (i = 0; i < n && got < want; i++) {
+		size_t c = iov[i].iov_len < want - got ? iov[i].iov_len : want - got;
+
+		if (payload)
+			memcpy(payload + got, iov[i].iov_base, c);
+		got += c;
+	}
+	outq_consume(&conn->out, want);
+	return hdr;
+}
+
+/* The next message other than CAPACITY, which are only counted. */
+static struct proto_header take(struct conn *conn, uint8_t *payload)
+{
+	struct proto_header hdr;
+
+	while ((hdr = take_any(conn, payload)).type == NSWAP2L_MSG_CAPACITY)
+		capacity_messages++;
+	return hdr;
+}
+
+static void send_msg(struct conn *conn, uint16_t type, uint32_t tag, uint32_t count,
+		     const void *payload, uint32_t length, uint32_t status)
+{
+	static uint8_t buf[PROTO_MAX_MESSAGE];
+	struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = type, .tag = tag,
+				    .count = count, .length = length, .status = status };
+
+	proto_encode_header(buf, &hdr);
+	memcpy(buf + PROTO_HEADER_SIZE, payload, length);
+	feed(conn, buf, PROTO_HEADER_SIZE + length);
+}
+
+static void hello(struct conn *conn, uint64_t caps, uint8_t id_byte)
+{
+	struct nswap2l_hello h = { .version_min = 1, .version_max = 1, .capabilities = caps };
+	uint8_t payload[sizeof(h)];
+
+	h.client_id[15] = id_byte;
+	proto_encode_hello(payload, &h);
+	send_msg(conn, NSWAP2L_MSG_HELLO, 1, 0, payload, sizeof(payload), 0);
+}
+
+static void test_session(void)
+{
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
+	struct server_config cfg = {
+		.max_pages = 100, .reserve_bytes = 0, .grace_ms = 2000, .make_nonce = zero_nonce,
+		.key = { .len = 16 },
+	};
+	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
+				     .available = 1ull << 40 };
+	uint8_t id[16] = { 0 }, zero[32] = { 0 }, mac[32];
+	struct proto_header hdr;
+	struct server srv;
+	struct conn *conn;
+	uint64_t keys[64];
+	uint32_t i;
+
+	memset(cfg.key.bytes, 9, 16);
+	server_init(&srv, &cfg, 1000);
+	server_tick(&srv, &plenty);
+	CHECK(srv.limit_pages == 100);
+
+	/* wrong MAC: AUTH reply with status AUTH, then closing */
+	conn = conn_open(&srv, "test:1");
+	hello(conn, 0, 1);
+	hdr = take(conn, payload);
+	CHECK(hdr.type == (NSWAP2L_MSG_HELLO | NSWAP2L_MSG_REPLY) && hdr.status == 0 && hdr.length == 48);
+	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, zero, 32, 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.type == (NSWAP2L_MSG_AUTH | NSWAP2L_MSG_REPLY) && hdr.status == NSWAP2L_ERR_AUTH);
+	CHECK(conn->state == CONN_CLOSING && srv.auth_failures == 1);
+	conn_close(conn);
+
+	/* version without overlap */
+	conn = conn_open(&srv, "test:2");
+	{
+		struct nswap2l_hello h = { .version_min = 2, .version_max = 3 };
+		uint8_t p[sizeof(h)];
+
+		proto_encode_hello(p, &h);
+		send_msg(conn, NSWAP2L_MSG_HELLO, 1, 0, p, sizeof(p), 0);
+	}
+	hdr = take(conn, NULL);
+	CHECK(hdr.status == NSWAP2L_ERR_VERSION && conn->state == CONN_CLOSING);
+	conn_close(conn);
+
+	/* a request before AUTH closes */
+	conn = conn_open(&srv, "test:3");
+	keys[0] = 1;
+	put_keys(payload, keys, 1);
+	send_msg(conn, NSWAP2L_MSG_GET, 1, 1, payload, 8, 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	conn_close(conn);
+
+	/* good session, takes EVICT */
+	conn = conn_open(&srv, "test:4");
+	hello(conn, NSWAP2L_CAP_EVICT, 1);
+	take(conn, NULL);
+	id[15] = 1;
+	auth_client_mac(&cfg.key, id, zero, zero, mac);
+	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, mac, 32, 0);
+	hdr = take(conn, payload);
+	auth_server_mac(&cfg.key, id, zero, zero, mac);
+	CHECK(hdr.status == 0 && hdr.length == 32 && !memcmp(payload, mac, 32));
+	CHECK(conn->state == CONN_READY && hdr.free_pages == 100);
+
+	/* PUT 64, then GET in the same batch of input sees them */
+	for (i = 0; i < 64; i++) {
+		keys[i] = i;
+		memset(payload + 64 * 8 + i * PROTO_PAGE_SIZE, (int)i, PROTO_PAGE_SIZE);
+	}
+	put_keys(payload, keys, 64);
+	send_msg(conn, NSWAP2L_MSG_PUT, 10, 64, payload, 64 * (8 + PROTO_PAGE_SIZE), 0);
+	send_msg(conn, NSWAP2L_MSG_GET, 11, 64, payload, 64 * 8, 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.tag == 10 && hdr.status == 0 && hdr.count == 64 && hdr.free_pages == 36);
+	hdr = take(conn, payload);
+	CHECK(hdr.tag == 11 && hdr.status == 0 && hdr.length == 64 * PROTO_PAGE_SIZE);
+	CHECK(payload[63 * PROTO_PAGE_SIZE] == 63 && payload[5 * PROTO_PAGE_SIZE + 4095] == 5);
+	/* more than fits: NOSPC, nothing stored */
+	for (i = 0; i < 64; i++)
+		keys[i] = 1000 + i;
+	put_keys(payload, keys, 64);
+	send_msg(conn, NSWAP2L_MSG_PUT, 12, 64, payload, 64 * (8 + PROTO_PAGE_SIZE), 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.status == NSWAP2L_ERR_NOSPC && server_held_pages(&srv) == 64);
+	send_msg(conn, NSWAP2L_MSG_GET, 13, 1, payload, 8, 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.status == NSWAP2L_ERR_NOENT && hdr.length == 0);
+
+	/* memory pressure: 40 pages short of the reserve -> EVICT for 40 */
+	srv.cfg.reserve_bytes = 40 * PROTO_PAGE_SIZE;
+	{
+		struct mem_sample none = { .mem_available = 0, .cgroup_headroom = MEM_UNKNOWN };
+
+		server_tick(&srv, &none);
+	}
+	CHECK(srv.limit_pages == 24 && server_free_pages(&srv) == 0);
+	hdr = take(conn, payload);
+	CHECK(hdr.type == NSWAP2L_MSG_EVICT && hdr.count == 40 && hdr.tag != 0);
+	/* free_pages went from 36 to 0: announced */
+	CHECK(take_any(conn, NULL).type == NSWAP2L_MSG_CAPACITY);
+	/* evicted pages stay readable; new pages are refused, overwrites are not */
+	send_msg(conn, NSWAP2L_MSG_GET, 14, 40, payload, 40 * 8, 0);
+	CHECK(take(conn, NULL).status == 0);
+	{
+		static uint8_t put[8 + PROTO_PAGE_SIZE];
+
+		proto_put_key(put, 0, 3000);
+		send_msg(conn, NSWAP2L_MSG_PUT, 15, 1, put, sizeof(put), 0);
+		CHECK(take(conn, NULL).status == NSWAP2L_ERR_NOSPC);
+		proto_put_key(put, 0, proto_key(payload, 0));
+		send_msg(conn, NSWAP2L_MSG_PUT, 16, 1, put, sizeof(put), 0);
+		CHECK(take(conn, NULL).status == NSWAP2L_OK);
+	}
+	/* the client frees the asked keys and answers */
+	send_msg(conn, NSWAP2L_MSG_FREE, 17, 40, payload, 40 * 8, 0);
+	CHECK(take(conn, NULL).status == 0);
+	CHECK(server_held_pages(&srv) == 24 && conn->ns->stats.evict_returned == 40);
+	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 40, NULL, 0, 0);
+	CHECK(srv.evict_pending == 0 && !conn->ns->evict_conn && conn->state == CONN_READY);
+	/* a second answer to the same EVICT is a protocol error */
+	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 40, NULL, 0, 0);
+	CHECK(conn->state == CONN_CLOSING);
+	conn_close(conn);
+
+	/* the namespace outlives the connection for the grace period only */
+	srv.now_ms += 1000;
+	server_tick(&srv, &plenty);
+	CHECK(srv.namespaces && server_held_pages(&srv) == 24);
+	srv.now_ms += 1500;
+	server_tick(&srv, &plenty);
+	CHECK(!srv.namespaces && server_held_pages(&srv) == 0);
+	server_destroy(&srv);
+}
+
+int main(void)
+{
+	log_setup(LOG_LEVEL_ERROR, false);
+	test_sha256();
+	test_hmac();
+	test_auth();
+	test_parser();
+	test_outq();
+	test_store();
+	test_session();
+	printf("unit-test: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
