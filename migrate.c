@@ -116,14 +116,19 @@ static bool flag_moving(struct nswap2l *nc, u64 page, u64 entry)
 	return false;
 }
 
-/* Install the new home if nothing touched the page since it was flagged. */
-static bool install_new_home(struct nswap2l *nc, struct move_page *mp)
+/*
+ * Replace the flagged entry of a page nothing touched since it was flagged:
+ * with its new home, or (@new_entry 0) with the old one unflagged.  Keeps
+ * the referenced bit.  False if a write or a discard changed the entry.
+ */
+static bool replace_flagged(struct nswap2l *nc, struct move_page *mp, u64 new_entry)
 {
 	u64 flagged = mp->old_entry | NSWAP2L_ENTRY_MIGRATING;
 	u64 cur = atomic64_read(&nc->map[mp->page]);
 
 	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == flagged) {
-		u64 new = mp->new_entry | (cur & NSWAP2L_ENTRY_REFERENCED);
+		u64 new = new_entry ? new_entry | (cur & NSWAP2L_ENTRY_REFERENCED) :
+				      cur & ~NSWAP2L_ENTRY_MIGRATING;
 		u64 old = atomic64_cmpxchg(&nc->map[mp->page], cur, new);
 
 		if (old == cur)
@@ -131,22 +136,6 @@ static bool install_new_home(struct nswap2l *nc, struct move_page *mp)
 		cur = old;
 	}
 	return false;
-}
-
-/* Drop the MIGRATING flag of a page that stays where it is. */
-static void unflag_moving(struct nswap2l *nc, struct move_page *mp)
-{
-	u64 flagged = mp->old_entry | NSWAP2L_ENTRY_MIGRATING;
-	u64 cur = atomic64_read(&nc->map[mp->page]);
-
-	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == flagged) {
-		u64 old = atomic64_cmpxchg(&nc->map[mp->page], cur,
-					   cur & ~NSWAP2L_ENTRY_MIGRATING);
-
-		if (old == cur)
-			return;
-		cur = old;
-	}
 }
 
 static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
@@ -169,11 +158,11 @@ static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job
 	for (i = 0; i < mover->nr_pages; i++) {
 		struct move_page *mp = &mover->pages[i];
 
-		if (!mp->status && install_new_home(nc, mp))
+		if (!mp->status && replace_flagged(nc, mp, mp->new_entry))
 			continue;
 		if (mp->new_entry)
 			free_entry_slot(nc, mp->new_entry, !mp->status);
-		unflag_moving(nc, mp);
+		replace_flagged(nc, mp, 0);
 		mp->status = mp->status ? mp->status : BLK_STS_AGAIN;
 		job->left++;
 	}

@@ -962,15 +962,18 @@ static void netram_requeue_unanswered(struct netram_server *srv)
 
 static void netram_disconnect(struct netram_server *srv, int error)
 {
-	bool failed;
+	bool failed, removed;
 
-	if (!kthread_should_stop())
+	spin_lock_irq(&srv->lock);
+	removed = srv->state == NETRAM_REMOVED;
+	if (!removed) {
+		srv->state = NETRAM_DOWN;
+		srv->down_since = jiffies;
+	}
+	spin_unlock_irq(&srv->lock);
+	if (!removed && !kthread_should_stop())
 		DMWARN_LIMIT("%s: server %s: connection lost (error %d)",
 			     netram_dev_name(srv->nt), srv->name, error);
-	spin_lock_irq(&srv->lock);
-	srv->state = NETRAM_DOWN;
-	srv->down_since = jiffies;
-	spin_unlock_irq(&srv->lock);
 
 	netram_shutdown_sock(srv, false);
 	/* Wait for a sender still using the socket; later ones see DOWN. */
@@ -1056,7 +1059,7 @@ static void netram_watchdog(struct work_struct *work)
 		if (srv->state == NETRAM_UP && netram_overdue(srv, nt->timeout)) {
 			timed_out = !srv->failed;
 			srv->failed = true;
-		} else if (srv->state != NETRAM_UP &&
+		} else if ((srv->state == NETRAM_DOWN || srv->state == NETRAM_CONNECTING) &&
 			   time_after(jiffies, srv->down_since + nt->timeout)) {
 			give_up = !srv->failed;
 			srv->failed = true;
@@ -1549,10 +1552,10 @@ static void netram_drain_done(struct nswap2l_move_job *job)
 		return;
 	}
 	DMINFO("%s: server %s drained (%u pages moved) and removed", dev, srv->name, job->moved);
-	netram_shutdown_sock(srv, true);
 	spin_lock_irq(&srv->lock);
 	srv->state = NETRAM_REMOVED;
 	spin_unlock_irq(&srv->lock);
+	netram_shutdown_sock(srv, true);
 }
 
 static struct netram_server *netram_find_server(struct netram_tier *nt, const char *name)

@@ -1,0 +1,85 @@
+# Network RAM against the kernel's nbd client over the same path: nswap2l
+# over one nswapd, nswap2l over two nswapds, and /dev/nbd0 connected to
+# "nbdkit memory", all through QEMU user networking to the host's loopback
+# (guestfwd + socat, TCP_NODELAY).  4 KiB random write and read (libaio
+# QD16 and psync QD1): IOPS and p99 completion latency; 1 MiB sequential
+# write and read (libaio QD4): MiB/s.  Measured side by side in one boot,
+# interleaved over several rounds; medians reported.
+# Goals: nswap2l over one server >= 1.5x nbd's random IOPS; two servers
+# >= 1.6x one.
+# mem: 768M
+# servers: 2
+# nbdkit: 512M
+# timeout: 3000
+
+REGION_MB=${BENCH_REGION_MB:-128}
+RUNTIME=${BENCH_RUNTIME:-4}
+ROUNDS=${BENCH_ROUNDS:-5}
+SECTORS=$((REGION_MB * 2048))
+
+load_nswap2l
+netram_load_key >/dev/null
+KEY=$(netram_table_arg | cut -d' ' -f2)
+modprobe nbd nbds_max=1 || die "modprobe nbd failed"
+nbd-client -N bench 169.254.100.98 10809 /dev/nbd0 -b 4096 >/tmp/nbd.out 2>&1 || die "nbd-client cannot connect to nbdkit: $(cat /tmp/nbd.out)"
+dm_create nsw1 "0 $SECTORS nswap2l 2 netram=$(netram_server 0) $KEY" || die "create nsw1"
+dm_create nsw2 "0 $SECTORS nswap2l 2 netram=$(netram_server 0),$(netram_server 1) $KEY" || die "create nsw2"
+DEVICES="/dev/nbd0 /dev/mapper/nsw1 /dev/mapper/nsw2"
+
+# Map every page first, so that reads are served by the servers.
+for d in $DEVICES; do
+	dd if=/dev/urandom of=/tmp/chunk bs=1M count=1 2>/dev/null
+	i=0
+	while [ $i -lt "$REGION_MB" ]; do
+		dd if=/tmp/chunk of="$d" bs=1M seek=$i count=1 oflag=direct conv=notrunc 2>/dev/null ||
+			die "prefill of $d failed"
+		i=$((i + 1))
+	done
+done
+
+# fio_job dev rw engine depth bs -> "IOPS p99_usec MiB/s" of the job
+fio_job() {
+	fio --name=b --filename="$1" --rw="$2" --ioengine="$3" --iodepth="$4" --bs="$5" \
+		--direct=1 --size=${REGION_MB}M --time_based --runtime="$RUNTIME" --ramp_time=1 \
+		--randrepeat=0 --norandommap --output-format=terse --terse-version=3 \
+		>/tmp/fio.out 2>/tmp/fio.err || die "fio $2 on $1 failed: $(cat /tmp/fio.err)"
+	# terse v3: read IOPS 8, bw KiB/s 7, clat percentiles 18-37;
+	# write IOPS 49, bw 48, clat percentiles 59-78
+	awk -F';' -v rw="$2" '{
+		w = rw ~ /write/; b = w ? 41 : 0
+		p99 = 0
+		for (i = 18 + b; i <= 37 + b; i++) if ($i ~ /^99\.000000%=/) { split($i, kv, "="); p99 = kv[2] }
+		printf "%s %s %.1f\n", $(8 + b), p99, $(7 + b) / 1024
+	}' /tmp/fio.out
+}
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+for job in "randwrite libaio 16 4k" "randread libaio 16 4k" "randwrite psync 1 4k" \
+	"randread psync 1 4k" "write libaio 4 1M" "read libaio 4 1M"; do
+	set -- $job
+	key="$1-qd$3-$4"
+	for d in nbd nsw1 nsw2; do eval "iops_$d= p99_$d= mbs_$d="; done
+	r1="" r2=""
+	round=0
+	while [ $round -lt "$ROUNDS" ]; do
+		for dev in $DEVICES; do
+			d=$(basename "$dev" | sed 's/nbd0/nbd/')
+			set -- $(fio_job "$dev" $job)
+			eval "iops_$d=\"\$iops_$d $1\" p99_$d=\"\$p99_$d $2\" mbs_$d=\"\$mbs_$d $3\" cur_$d=$1"
+			set -- $job
+		done
+		r1="$r1 $(awk -v a="$cur_nsw1" -v b="$cur_nbd" 'BEGIN { printf "%.3f", a / b }')"
+		r2="$r2 $(awk -v a="$cur_nsw2" -v b="$cur_nsw1" 'BEGIN { printf "%.3f", a / b }')"
+		round=$((round + 1))
+	done
+	echo "@@BENCH netram-vs-nbd $key nbd=$(echo $iops_nbd | median) nsw1=$(echo $iops_nsw1 | median) nsw2=$(echo $iops_nsw2 | median)" \
+		"nbd_p99=$(echo $p99_nbd | median) nsw1_p99=$(echo $p99_nsw1 | median) nsw2_p99=$(echo $p99_nsw2 | median)" \
+		"nbd_mbs=$(echo $mbs_nbd | median) nsw1_mbs=$(echo $mbs_nsw1 | median) nsw2_mbs=$(echo $mbs_nsw2 | median)" \
+		"nsw1_vs_nbd=$(echo $r1 | median) nsw2_vs_nsw1=$(echo $r2 | median) rounds=[nbd:$iops_nbd][nsw1:$iops_nsw1][nsw2:$iops_nsw2]"
+done
+show_status nsw1
+show_status nsw2
+dm_remove nsw2
+dm_remove nsw1
+nbd-client -d /dev/nbd0 >/dev/null 2>&1 || true

@@ -1,0 +1,47 @@
+# Swap workloads with the guest's RAM overcommitted 2x: memcheck fills a
+# region twice the guest's free RAM (WL1: fill, then one sequential
+# read/verify pass) and then reads, verifies and rewrites a quarter of it in
+# random order (WL2: random read/modify/write).  Swap on nswap2l over one
+# nswapd (Network RAM only), on an emulated SATA SSD, on an emulated 7200 rpm
+# disk, on nbd to "nbdkit memory" over the same network path as nswapd, and
+# on zram (lz4), one after the other in one boot.  Reported: seconds, and the
+# speed-up over the emulated disk.  Goal: WL1 and WL2 at least 1.5x faster on
+# nswap2l than on nbd; Nswap2L reported up to 30x over disk.
+# mem: 192M
+# servers: 1
+# nbdkit: 1G
+# disks: ssd=1G@sata-ssd hdd=1G@hdd-7200
+# timeout: 5400
+
+load_nswap2l
+netram_load_key >/dev/null
+modprobe nbd nbds_max=1 || die "modprobe nbd"
+nbd-client -N swap 169.254.100.98 10809 /dev/nbd0 -b 4096 >/dev/null 2>&1 || die "nbd-client"
+modprobe zram num_devices=1 || die "modprobe zram"
+echo lz4 >/sys/block/zram0/comp_algorithm
+echo 1G >/sys/block/zram0/disksize
+dm_create nsw "0 $((1024 * 2048)) nswap2l 2 $(netram_table_arg)" || die "create nsw"
+
+free_mb=$(($(meminfo_kb MemAvailable) / 1024))
+MB=$((free_mb * 2))
+log "MemAvailable ${free_mb} MiB: workload region ${MB} MiB"
+
+run_on() { # label device
+	mkswap "$2" >/dev/null || die "mkswap $2"
+	swapon "$2" || die "swapon $2"
+	memcheck -m $MB -p 2 -s 5 >/tmp/mc.out 2>&1 || { cat /tmp/mc.out; die "memcheck on $1"; }
+	swapoff "$2" || die "swapoff $2"
+	fill=$(sed -n 's/^memcheck: filled in \([0-9.]*\)s$/\1/p' /tmp/mc.out)
+	seq=$(sed -n 's/^memcheck: pass 1 (sequential).*, \([0-9.]*\)s$/\1/p' /tmp/mc.out)
+	rnd=$(sed -n 's/^memcheck: pass 2 (random).*, \([0-9.]*\)s$/\1/p' /tmp/mc.out)
+	wl1=$(awk -v a="$fill" -v b="$seq" 'BEGIN { printf "%.1f", a + b }')
+	echo "@@BENCH swap-workloads $1 wl1=$wl1 wl2=$rnd region_mb=$MB"
+}
+
+run_on nswap2l /dev/mapper/nsw
+run_on nbd /dev/nbd0
+run_on zram /dev/zram0
+run_on ssd "$SSD"
+run_on hdd "$HDD"
+show_status nsw
+dm_remove nsw

@@ -1,0 +1,71 @@
+# fio randwrite with crc32c verify over Network RAM alone with one, two and
+# three nswapd servers, then over Network RAM + flash + disk; per-server
+# accounting must add up and every server must take pages.
+# mem: 256M
+# servers: 3 max=32M
+# disks: flash=16M disk=64M
+# timeout: 1200
+
+load_nswap2l
+netram_load_key >/dev/null
+KEY=$(netram_table_arg | cut -d' ' -f2)
+S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2)
+DEV=/dev/mapper/nsw
+PAGES=6144                      # 24 MiB: fits one server (--max 32M)
+
+COMMON="--filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --size=100% --verify=crc32c --verify_fatal=1"
+
+over_servers() { # servers nr_servers seed
+	dm_create nsw "0 $((PAGES * 8)) nswap2l 2 netram=$1 $KEY" || die "create over $1 failed"
+	nsw_check_shape nsw 1 "$2"
+	# shellcheck disable=SC2086
+	run_fio "netram-$2" --name=rw4k $COMMON --randseed="$3" --rw=randwrite --bs=4k --do_verify=1
+	# shellcheck disable=SC2086
+	run_fio "netram-$2-verify-only" --name=rw4k $COMMON --randseed="$3" --rw=randwrite --bs=4k --verify_only
+	blkpat write $DEV 0 $PAGES "$3" || die "blkpat write"
+	blkpat verify $DEV 0 $PAGES "$3" || die "blkpat verify"
+	show_status nsw
+	assert_eq "$(tier_stat nsw netram used)" $PAGES "netram pages used"
+	held=0
+	i=0
+	while [ $i -lt "$2" ]; do
+		h=$(netram_stat nsw $i held)
+		assert_gt "$h" 0 "pages held by server $i of $2"
+		assert_eq "$(netram_stat nsw $i state)" up "server $i state"
+		assert_eq "$(netram_stat nsw $i errors)" 0 "server $i errors"
+		held=$((held + h))
+		i=$((i + 1))
+	done
+	assert_eq "$held" $PAGES "pages held, summed over the servers"
+	assert_eq "$(nsw_nospace nsw)" 0 "nospace errors"
+	assert_eq "$(nsw_rerouted nsw)" 0 "rerouted writes"
+	# discard frees the remote copies
+	blkdiscard $DEV || die "blkdiscard"
+	assert_eq "$(tier_stat nsw netram used)" 0 "netram pages used after discard"
+	blkpat zero $DEV 0 $PAGES || die "discarded pages must read as zeros"
+	dm_remove nsw || die "remove"
+}
+
+over_servers "$S0" 1 11
+over_servers "$S0,$S1" 2 12
+over_servers "$S0,$S1,$S2" 3 13
+
+# Network RAM + flash + disk: one 32M server, then flash, then disk
+FP=$(dev_pages "$FLASH")
+DP=$(dev_pages "$DISK")
+TOTAL=$((8192 + FP + DP - 1024))
+dm_create nsw "0 $((TOTAL * 8)) nswap2l 4 netram=$S0 $KEY flash=$FLASH disk=$DISK" || die "create spanning"
+nsw_check_shape nsw 3 1
+# shellcheck disable=SC2086
+run_fio spanning --name=span $COMMON --randseed=21 --rw=randwrite --bs=4k --do_verify=1
+show_status nsw
+assert_gt "$(tier_stat nsw netram used)" 4096 "netram pages used"
+assert_eq "$(tier_stat nsw flash used)" "$FP" "flash pages used (full)"
+assert_gt "$(tier_stat nsw disk used)" 0 "disk pages used"
+assert_eq "$(nsw_total nsw used)" $TOTAL "used pages, all tiers"
+assert_eq "$(nsw_nospace nsw)" 0 "nospace errors"
+# shellcheck disable=SC2086
+run_fio spanning-verify-only --name=span $COMMON --randseed=21 --rw=randwrite --bs=4k --verify_only
+assert_gt "$(tier_stat nsw netram reads)" 4096 "netram reads in verify"
+dm_remove nsw || die "remove"
+log "ok"

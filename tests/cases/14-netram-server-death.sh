@@ -1,0 +1,62 @@
+# A server dies with no redundancy: reads of its pages fail with EIO (after
+# the timeout), never zeros or stale data; the other server's pages still
+# read; new writes of the lost pages go elsewhere.  A server that comes back
+# empty (restarted) must not turn into zeros either.
+# mem: 256M
+# servers: 2
+# timeout: 900
+
+load_nswap2l
+netram_load_key >/dev/null
+KEY=$(netram_table_arg | cut -d' ' -f2)
+DEV=/dev/mapper/nsw
+PAGES=4096
+dm_create nsw "0 $((PAGES * 8)) nswap2l 3 netram=$(netram_server 0),$(netram_server 1) $KEY timeout=5" ||
+	die "create failed"
+
+scan() { # seed -> "ok eio bad"
+	blkpat scan $DEV 0 $PAGES "$1" | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p'
+}
+
+# 1. server 1 restarts empty: its pages are gone, reads must fail
+blkpat write $DEV 0 $PAGES 7 || die "write seed 7"
+h0=$(netram_stat nsw 0 held) h1=$(netram_stat nsw 1 held)
+log "held: server 0 $h0, server 1 $h1"
+assert_gt "$h0" 0 "pages on server 0"
+assert_gt "$h1" 0 "pages on server 1"
+server_ctl kill 1 || die "kill server 1"
+server_ctl start 1 || die "restart server 1"
+set -- $(scan 7)
+log "after restart: ok=$1 eio=$2 bad=$3"
+show_status nsw
+assert_eq "$3" 0 "pages with wrong contents"
+assert_eq "$1" "$h0" "readable pages (those on server 0)"
+assert_eq "$2" "$h1" "unreadable pages (those lost on server 1)"
+assert_ge "$(netram_stat nsw 1 reconnects)" 1 "reconnects to server 1"
+
+# 2. rewrite everything (server 1 is back), then kill it for good
+blkpat write $DEV 0 $PAGES 8 || die "write seed 8"
+blkpat verify $DEV 0 $PAGES 8 || die "verify seed 8"
+h0=$(netram_stat nsw 0 held) h1=$(netram_stat nsw 1 held)
+assert_gt "$h1" 0 "pages on server 1 after rewrite"
+server_ctl kill 1 || die "kill server 1"
+t0=$(date +%s)
+set -- $(scan 8)
+t1=$(date +%s)
+log "after kill: ok=$1 eio=$2 bad=$3 in $((t1 - t0)) s"
+show_status nsw
+assert_eq "$3" 0 "pages with wrong contents"
+assert_eq "$1" "$h0" "readable pages (those on server 0)"
+assert_eq "$2" "$h1" "unreadable pages (those on the dead server)"
+assert_ge "$((t1 - t0))" 4 "seconds before the dead server's pages fail (timeout=5)"
+assert_eq "$(netram_stat nsw 1 state)" failed "state of the dead server"
+dmesg | grep -q "server $(netram_server 1).*failing its requests" || die "no dmesg line about the dead server"
+
+# 3. writes of the lost pages go to the live server
+blkpat write $DEV 0 $PAGES 9 || die "write seed 9 with server 1 dead"
+blkpat verify $DEV 0 $PAGES 9 || die "verify seed 9"
+assert_gt "$(nsw_rerouted nsw)" 0 "rerouted writes"
+assert_eq "$(netram_stat nsw 0 held)" $PAGES "pages on server 0"
+assert_eq "$(netram_stat nsw 1 held)" 0 "pages on server 1"
+dm_remove nsw || die "remove"
+log "ok"

@@ -1,0 +1,64 @@
+# A server's machine needs its memory back while fio writes and verifies:
+# the server asks for pages back (EVICT), the target moves them to the other
+# server and to flash, the server's holdings shrink, and no data is lost.
+# Memory pressure is simulated through nswapd's --memavailable-file (the
+# harness's set-memavailable); tests/host covers a real cgroup limit.
+# mem: 256M
+# servers: 2 max=24M reserve=32M
+# disks: flash=64M disk=64M
+# timeout: 1200
+
+load_nswap2l
+netram_load_key >/dev/null
+DEV=/dev/mapper/nsw
+PAGES=8192                                  # 32 MiB over two 24 MiB servers
+dm_create nsw "0 $((PAGES * 8)) nswap2l 4 $(netram_table_arg) flash=$FLASH disk=$DISK" ||
+	die "create failed"
+COMMON="--filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c --verify_fatal=1 --bs=4k"
+
+# first half: written once, checked at the end; second half: fio under way
+# shellcheck disable=SC2086
+run_fio fill --name=fill $COMMON --offset=0 --size=16M --randseed=31 --rw=randwrite --do_verify=0
+blkpat write $DEV 4096 4096 32 || die "blkpat write"
+show_status nsw
+h0=$(netram_stat nsw 0 held)
+assert_eq "$(tier_stat nsw netram used)" $PAGES "pages in Network RAM before the shrink"
+assert_gt "$h0" 2048 "pages on server 0"
+
+# shellcheck disable=SC2086
+fio --name=busy $COMMON --offset=16M --size=12M --randseed=33 --rw=randwrite --do_verify=1 \
+	--output=/tmp/busy.out &
+busy=$!
+sleep 2
+# 32M reserve, 24M available: server 0 must give back 8 MiB = 2048 pages
+server_ctl set-memavailable 0 24M || die "set-memavailable"
+i=0
+while [ "$(netram_stat nsw 0 evict_moved)" -lt 1024 ]; do
+	i=$((i + 1))
+	[ $i -lt 120 ] || { show_status nsw; die "server 0 got no pages back in 120 s"; }
+	sleep 1
+done
+wait $busy || { cat /tmp/busy.out; die "fio write+verify failed during the shrink"; }
+grep -E 'READ:|WRITE:' /tmp/busy.out
+show_status nsw
+
+asked=$(netram_stat nsw 0 evict_asked)
+moved=$(netram_stat nsw 0 evict_moved)
+log "server 0: held $h0 before, $(netram_stat nsw 0 held) after; asked back $asked, moved $moved"
+assert_ge "$asked" 2048 "pages server 0 asked back"
+assert_ge "$(nsw_moved nsw)" "$moved" "pages moved by the mover"
+assert_le "$(netram_stat nsw 0 held)" $((h0 - 1024)) "pages left on server 0"
+assert_gt "$(tier_stat nsw flash used)" 0 "pages moved to flash (server 1 is nearly full too)"
+assert_eq "$(nsw_total nsw used)" $PAGES "pages stored, all tiers"
+assert_eq "$(nsw_nospace nsw)" 0 "nospace errors"
+json=$(server_ctl stats 0) || die "stats 0"
+log "server 0 stats: $json"
+
+# every page is still right
+# shellcheck disable=SC2086
+run_fio fill-verify --name=fill $COMMON --offset=0 --size=16M --randseed=31 --rw=randwrite --verify_only
+# shellcheck disable=SC2086
+run_fio busy-verify --name=busy $COMMON --offset=16M --size=12M --randseed=33 --rw=randwrite --verify_only
+blkpat verify $DEV 7168 1024 32 || die "pages fio did not touch lost their contents"
+dm_remove nsw || die "remove"
+log "ok"
