@@ -4,16 +4,23 @@
  * TCP with in-kernel sockets (the wire format is include/uapi/linux/
  * nswap2l_proto.h).
  *
- * Per server: one connection, one receiver thread that connects, proves the
- * key and reads replies, and a send work that batches queued bios into
- * PUT/GET messages of up to NSWAP2L_PROTO_MAX_PAGES pages (Nswap's
- * PUTPAGES) with up to NETRAM_TAGS messages in flight.  Bios are queued in
- * arrival order and the server answers a connection's requests in order, so
- * a GET never overtakes the PUT before it.
+ * Per server: one connection and one receiver thread that connects, proves
+ * the key and reads replies.  Queued bios are sent by the submitting task
+ * when nobody else is sending (else by a send work), batched into PUT/GET
+ * messages of up to NSWAP2L_PROTO_MAX_PAGES pages (Nswap's PUTPAGES) with up
+ * to NETRAM_TAGS messages in flight.  Bios are queued in arrival order and
+ * the server answers a connection's requests in order, so a GET never
+ * overtakes the PUT before it.
  *
  * A slot here is (page key << 8 | server index).  Keys come from a per-server
  * counter and are never reused, so freeing an old copy can never hit a newer
- * one.
+ * one.  A page's second home (mirroring, to come) will live in a side table:
+ * the map entry keeps its 8 bytes.
+ *
+ * A server that needs its memory back sends EVICT; the pages it names go to
+ * the mover (migrate.c), which gives them new homes, and the answer goes out
+ * after the FREEs of the pages moved.  remove_server drains a server the same
+ * way.
  *
  * Everything on the I/O path is preallocated: message slots per server, the
  * key queue for FREE; sockets run with sk_set_memalloc() and the sending and
@@ -161,7 +168,6 @@ struct netram_server {
 	atomic64_t bytes_received;
 	atomic64_t errors;
 	atomic64_t reconnects;
-	atomic64_t lost_frees;		/* FREEs dropped: queue full */
 	atomic64_t evict_asked;		/* pages the server asked back */
 	atomic64_t evict_moved;		/* of which we moved elsewhere */
 };
@@ -520,15 +526,28 @@ static void netram_fail_queued(struct netram_server *srv)
 		netram_give_up_bio(srv, bio);
 }
 
+/* Called with srv->lock held. */
+static void netram_add_free_key(struct netram_server *srv, u64 key)
+{
+	if (srv->nr_free_keys < NETRAM_FREE_QUEUE) {
+		srv->free_keys[srv->nr_free_keys++] = key;
+		return;
+	}
+	/*
+	 * Only when the server stays unreachable for long.  The page stays until
+	 * the device goes: a server frees a client's pages a grace period after
+	 * the client left.
+	 */
+	DMWARN_LIMIT("%s: server %s: FREE queue full, a page stays on the server",
+		     netram_dev_name(srv->nt), srv->name);
+}
+
 static void netram_queue_free(struct netram_server *srv, u64 key)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&srv->lock, flags);
-	if (srv->nr_free_keys < NETRAM_FREE_QUEUE)
-		srv->free_keys[srv->nr_free_keys++] = key;
-	else
-		atomic64_inc(&srv->lost_frees);
+	netram_add_free_key(srv, key);
 	spin_unlock_irqrestore(&srv->lock, flags);
 }
 
@@ -948,10 +967,8 @@ static void netram_requeue_unanswered(struct netram_server *srv)
 		for (i = 0; i < msg->count; i++) {
 			if (msg->type != NSWAP2L_MSG_FREE)
 				bio_list_add(&resend, msg->bios[i]);
-			else if (srv->nr_free_keys < NETRAM_FREE_QUEUE)
-				srv->free_keys[srv->nr_free_keys++] = le64_to_cpu(msg->keys[i]);
 			else
-				atomic64_inc(&srv->lost_frees);
+				netram_add_free_key(srv, le64_to_cpu(msg->keys[i]));
 		}
 	}
 	srv->busy_tags = 0;
