@@ -93,6 +93,7 @@ struct netram_evict_reply {
 	u32 tag;
 	u32 count;
 	u32 status;
+	u32 connection;		/* srv->connections when the EVICT came */
 };
 
 /*
@@ -146,6 +147,7 @@ struct netram_server {
 	bool failed;			/* unreachable for longer than the timeout */
 	bool draining;			/* remove_server: take no new pages */
 	bool ever_up;
+	u32 connections;		/* counts successful connects */
 	int first_result;		/* of the first connection attempt */
 	bool first_done;
 	unsigned long down_since;
@@ -481,6 +483,7 @@ static int netram_connect(struct netram_server *srv)
 	spin_lock_irq(&srv->lock);
 	srv->state = NETRAM_UP;
 	srv->failed = false;
+	srv->connections++;
 	if (srv->ever_up)
 		atomic64_inc(&srv->reconnects);
 	srv->ever_up = true;
@@ -659,7 +662,7 @@ static int netram_receive_evict(struct netram_server *srv, u32 tag, u32 count, u
 	for (i = 0; status == NSWAP2L_OK && i < count; i++)
 		ev->keys[ev->nr_keys++] = le64_to_cpu(keys[i]);
 	ev->replies[ev->nr_replies++] = (struct netram_evict_reply) {
-		.tag = tag, .count = count, .status = status,
+		.tag = tag, .count = count, .status = status, .connection = srv->connections,
 	};
 	spin_unlock_irq(&srv->lock);
 	netram_start_eviction(srv);
@@ -744,10 +747,17 @@ static int netram_send_msg(struct netram_server *srv, struct socket *sock,
 static bool netram_next_evict_reply(struct netram_server *srv,
 				    struct netram_evict_reply *reply)
 {
-	if (srv->state != NETRAM_UP || srv->nr_free_keys || !srv->evict.nr_ready)
+	struct netram_eviction *ev = &srv->evict;
+
+	if (srv->state != NETRAM_UP || srv->nr_free_keys)
 		return false;
-	*reply = srv->evict.ready[--srv->evict.nr_ready];
-	return true;
+	while (ev->nr_ready) {
+		*reply = ev->ready[--ev->nr_ready];
+		/* A server forgets the EVICTs of a connection that broke. */
+		if (reply->connection == srv->connections)
+			return true;
+	}
+	return false;
 }
 
 static int netram_send_evict_reply(struct netram_server *srv, struct socket *sock,
@@ -1000,7 +1010,6 @@ static void netram_disconnect(struct netram_server *srv, int error)
 
 	netram_requeue_unanswered(srv);
 	spin_lock_irq(&srv->lock);
-	srv->evict.nr_ready = 0;	/* the server forgot the connection's EVICTs */
 	failed = srv->failed;
 	spin_unlock_irq(&srv->lock);
 	if (failed || kthread_should_stop())
