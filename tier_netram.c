@@ -841,11 +841,16 @@ static void netram_kick(struct netram_server *srv)
  *--------------------------------------------------------------*/
 static void netram_release_tag(struct netram_server *srv, u32 tag)
 {
+	bool waiting;
+
 	spin_lock_irq(&srv->lock);
 	__clear_bit(tag, &srv->busy_tags);
 	srv->gets_in_flight -= srv->msgs[tag].type == NSWAP2L_MSG_GET;
+	/* a free tag matters only to requests that may be waiting for one */
+	waiting = srv->nr_free_keys || !bio_list_empty(&srv->queue);
 	spin_unlock_irq(&srv->lock);
-	queue_work(srv->nt->wq, &srv->send_work);
+	if (waiting)
+		queue_work(srv->nt->wq, &srv->send_work);
 }
 
 static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg,
@@ -1143,19 +1148,25 @@ static void netram_free_slots(struct nswap2l_tier *tier, const u64 *slots,
 			      unsigned int nr, bool written)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
+	unsigned long to_send = 0;
 	unsigned int i;
 
+	BUILD_BUG_ON(NETRAM_MAX_SERVERS > BITS_PER_LONG);
 	for (i = 0; i < nr; i++) {
 		struct netram_server *srv = netram_slot_server(nt, slots[i]);
 
 		atomic64_dec(&srv->held);
-		if (written)
+		if (written) {
 			netram_queue_free(srv, netram_slot_key(slots[i]));
-		else
+			__set_bit(srv->index, &to_send);
+		} else {
 			atomic64_inc(&srv->free_estimate);
-		queue_work(nt->wq, &srv->send_work);
+		}
 	}
 	atomic64_sub(nr, &tier->used);
+	/* one FREE message per server for the whole batch */
+	for_each_set_bit(i, &to_send, NETRAM_MAX_SERVERS)
+		queue_work(nt->wq, &nt->servers[i]->send_work);
 }
 
 static int netram_map(struct nswap2l_tier *tier, struct bio *bio, u64 slot)

@@ -33,6 +33,14 @@ busy=$!
 sleep 2
 # server 1: exactly the 32M reserve available, so it takes no new pages
 server_ctl set-memavailable 1 32M || die "set-memavailable 1"
+# nswapd samples memory once a tick and the target learns it from the next
+# reply: until the target sees server 1 full, moved pages could still go there
+i=0
+while [ "$(netram_stat nsw 1 free)" -ne 0 ]; do
+	i=$((i + 1))
+	[ $i -lt 60 ] || { show_status nsw; die "server 1 still reports free pages after 30 s"; }
+	sleep 0.5
+done
 # server 0: 32M reserve, 24M available: it must give back 8 MiB = 2048 pages
 server_ctl set-memavailable 0 24M || die "set-memavailable 0"
 i=0
