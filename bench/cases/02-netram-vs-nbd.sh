@@ -1,7 +1,7 @@
 # Network RAM against the kernel's nbd client over the same path: nswap2l
 # over one nswapd, nswap2l over two nswapds, and /dev/nbd0 connected to
 # "nbdkit memory", all through QEMU user networking to the host's loopback
-# (guestfwd + socat, TCP_NODELAY).  4 KiB random write and read (libaio
+# (guestfwd to tests/lib/guestfwd-relay).  4 KiB random write and read (libaio
 # QD16 and psync QD1): IOPS and p99 completion latency; 1 MiB sequential
 # write and read (libaio QD4): MiB/s.  Measured side by side in one boot,
 # interleaved over several rounds; medians reported.

@@ -1,6 +1,7 @@
 # Swap over two nswapd servers plus flash and disk: two memcheck processes
 # at once, together twice the guest's RAM in checksummed memory, must
-# verify; both servers must take pages and give them back.
+# verify; both servers must take pages and give them back.  Then
+# stress-ng --vm workers, twice the RAM again, verify what they wrote.
 # mem: 160M
 # servers: 2
 # disks: flash=64M disk=384M
@@ -22,6 +23,14 @@ memcheck -m $((MB / 2)) -p 1 -s 3 &
 p1=$!
 memcheck -m $((MB / 2)) -p 1 -s 4 || die "memcheck (2nd process) failed with swap on nswap2l"
 wait $p1 || die "memcheck (1st process) failed with swap on nswap2l"
+show_status nsw
+writes=$(tier_stat nsw netram writes)
+stress-ng --vm 2 --vm-bytes "${total_mb}M" --vm-keep --verify --timeout 40s \
+	--metrics-brief >/tmp/stress.out 2>&1 || { cat /tmp/stress.out; die "stress-ng --vm --verify failed"; }
+grep -E ' vm |run completed' /tmp/stress.out
+! grep -q ' fail: ' /tmp/stress.out && grep -q '] successful run completed' /tmp/stress.out ||
+	{ cat /tmp/stress.out; die "stress-ng reported a failure"; }
+assert_gt "$(tier_stat nsw netram writes)" "$writes" "pages stress-ng sent to Network RAM"
 show_status nsw
 assert_gt "$(tier_stat nsw netram writes)" 10000 "pages written to Network RAM"
 assert_gt "$(tier_stat nsw netram reads)" 1000 "pages read from Network RAM"
