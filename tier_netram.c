@@ -1582,13 +1582,19 @@ static void netram_drain_done(struct nswap2l_move_job *job)
 	s64 held = atomic64_read(&srv->held);
 
 	if (held) {
-		/* Stays draining: a second remove_server tries again. */
-		DMERR("%s: server %s: %lld pages could not be moved (no room elsewhere, or unreadable); still draining",
+		/*
+		 * A write that lands during a page's copy cancels that move;
+		 * such pages move on the next pass.  Passes go on while they
+		 * make progress: no new pages come to a draining server.
+		 */
+		if (job->moved && nswap2l_queue_move(srv->nt->tier.nc, job))
+			return;
+		DMERR("%s: server %s: %lld pages could not be moved (no room elsewhere, or unreadable); it stays, remove_server retries",
 		      dev, srv->name, held);
 		WRITE_ONCE(srv->draining, false);
 		return;
 	}
-	DMINFO("%s: server %s drained (%u pages moved) and removed", dev, srv->name, job->moved);
+	DMINFO("%s: server %s drained and removed", dev, srv->name);
 	spin_lock_irq(&srv->lock);
 	srv->state = NETRAM_REMOVED;
 	spin_unlock_irq(&srv->lock);

@@ -35,20 +35,12 @@ sleep 2
 server_ctl set-memavailable 1 32M || die "set-memavailable 1"
 # nswapd samples memory once a tick and the target learns it from the next
 # reply: until the target sees server 1 full, moved pages could still go there
-i=0
-while [ "$(netram_stat nsw 1 free)" -ne 0 ]; do
-	i=$((i + 1))
-	[ $i -lt 60 ] || { show_status nsw; die "server 1 still reports free pages after 30 s"; }
-	sleep 0.5
-done
+server1_full() { [ "$(netram_stat nsw 1 free)" -eq 0 ]; }
+wait_until 30 nsw "the target sees server 1 full" server1_full
 # server 0: 32M reserve, 24M available: it must give back 8 MiB = 2048 pages
 server_ctl set-memavailable 0 24M || die "set-memavailable 0"
-i=0
-while [ "$(netram_stat nsw 0 evict_moved)" -lt 1024 ]; do
-	i=$((i + 1))
-	[ $i -lt 120 ] || { show_status nsw; die "server 0 got no pages back in 120 s"; }
-	sleep 1
-done
+server0_got_pages_back() { [ "$(netram_stat nsw 0 evict_moved)" -ge 1024 ]; }
+wait_until 120 nsw "server 0 got 1024 pages back" server0_got_pages_back
 wait $busy || { cat /tmp/busy.out; die "fio write+verify failed during the shrink"; }
 grep -E 'READ:|WRITE:' /tmp/busy.out
 show_status nsw

@@ -37,12 +37,8 @@ dmsetup message nsw 0 add_server "$S2" || die "add_server $S2"
 nsw_check_shape nsw 3 3
 sleep 3
 dmsetup message nsw 0 remove_server "$S0" || die "remove_server $S0"
-i=0
-while [ "$(netram_stat nsw 0 state)" != removed ]; do
-	i=$((i + 1))
-	[ $i -lt 180 ] || { show_status nsw; die "server 0 not removed after 180 s"; }
-	sleep 1
-done
+server0_removed() { [ "$(netram_stat nsw 0 state)" = removed ]; }
+wait_until 180 nsw "server 0 removed" server0_removed
 wait $busy || { cat /tmp/busy.out; die "fio write+verify failed while servers came and went"; }
 show_status nsw
 assert_eq "$(netram_stat nsw 0 held)" 0 "pages left on the removed server"

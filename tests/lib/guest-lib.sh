@@ -24,6 +24,18 @@ die() {
 	exit 1
 }
 
+# wait_until SECONDS NAME WHAT COMMAND... : run COMMAND every half second
+# until it succeeds; after SECONDS show NAME's status and fail with WHAT
+wait_until() {
+	_left=$(($1 * 2)) _secs=$1 _dev=$2 _what=$3
+	shift 3
+	until "$@"; do
+		_left=$((_left - 1))
+		[ "$_left" -gt 0 ] || { show_status "$_dev"; die "$_what, still not so after $_secs s"; }
+		sleep 0.5
+	done
+}
+
 assert_eq() { # got want what
 	[ "$1" = "$2" ] || die "${3:-value}: got '$1', expected '$2'"
 }
