@@ -1169,6 +1169,50 @@ static void netram_free_slots(struct nswap2l_tier *tier, const u64 *slots,
 		queue_work(nt->wq, &nt->servers[i]->send_work);
 }
 
+/*
+ * A task that plugs (swap-in readahead, reclaim writing pages out) hands
+ * over several pages at once: send them when it unplugs, in one message,
+ * not the first ones alone (md's raid1 batches its writes the same way).
+ */
+struct netram_plug {
+	struct blk_plug_cb cb;
+	unsigned long servers;		/* bit per server with bios queued */
+};
+
+static void netram_unplug(struct blk_plug_cb *cb, bool from_schedule)
+{
+	struct netram_plug *plug = container_of(cb, struct netram_plug, cb);
+	struct netram_tier *nt = cb->data;
+	unsigned int i;
+
+	for_each_set_bit(i, &plug->servers, NETRAM_MAX_SERVERS) {
+		/* From schedule() the task must not send (it may not block). */
+		if (from_schedule)
+			queue_work(nt->wq, &nt->servers[i]->send_work);
+		else
+			netram_kick(nt->servers[i]);
+	}
+	kfree(plug);
+}
+
+/*
+ * Returns false if the caller does not plug (or the GFP_ATOMIC cb failed).
+ * Only a task's own submissions: a rerouted write may come from a completion,
+ * where current->plug belongs to whichever task was interrupted.
+ */
+static bool netram_defer_to_unplug(struct netram_server *srv)
+{
+	struct blk_plug_cb *cb;
+
+	if (!in_task())
+		return false;
+	cb = blk_check_plugged(netram_unplug, srv->nt, sizeof(struct netram_plug));
+	if (!cb)
+		return false;
+	__set_bit(srv->index, &container_of(cb, struct netram_plug, cb)->servers);
+	return true;
+}
+
 static int netram_map(struct nswap2l_tier *tier, struct bio *bio, u64 slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
@@ -1189,7 +1233,7 @@ static int netram_map(struct nswap2l_tier *tier, struct bio *bio, u64 slot)
 
 	if (failed)
 		netram_give_up_bio(srv, bio);
-	else
+	else if (!netram_defer_to_unplug(srv))
 		netram_kick(srv);
 	return DM_MAPIO_SUBMITTED;
 }
