@@ -108,6 +108,16 @@ netram_stat() {
 		for (i in names) off[names[i]] = i - 1 }
 	{ b = 10 + $5 * 6; if (NF < b || s >= $b) { print "missing"; exit } print $(b + 1 + s * 11 + off[f]) }'
 }
+# netram_stat_of name ADDR FIELD: like netram_stat, for the server at ADDR
+# (the last one: a server removed and added again gets a new entry)
+netram_stat_of() {
+	dmsetup status "$1" | awk -v a="$2" -v f="$3" '
+	BEGIN { split("addr state held free inflight sent received errors reconnects evict_asked evict_moved", names, " ")
+		for (i in names) off[names[i]] = i - 1 }
+	{ b = 10 + $5 * 6; v = "missing"
+	  for (s = 0; s < $b; s++) if ($(b + 1 + s * 11) == a) v = $(b + 1 + s * 11 + off[f])
+	  print v }'
+}
 # sum of a tier field over all tiers
 nsw_total() { dmsetup status "$1" | awk -v f="$2" '
 	BEGIN { split("capacity used reads writes discards", names, " "); for (i in names) off[names[i]] = i }

@@ -15,7 +15,7 @@
 
 # Dynamically linked tools copied to the tools disk (name -> looked up in PATH).
 TOOLS_BINARIES=(dmsetup fio mke2fs mkfs.ext4 e2fsck tune2fs dumpe2fs mkswap swapon swapoff
-	blkdiscard fstrim losetup blockdev sha256sum dd stress-ng nbd-client)
+	blkdiscard fstrim losetup blockdev sha256sum dd stress-ng nbd-client blktrace blkparse)
 # Modules (by name) copied to the initramfs together with their dependencies.
 GUEST_MODULES=(virtio_pci virtio_blk virtio_net ext4 crc32c_generic crc32c_intel dm_mod
 	brd zram nbd loop lzo lzo_rle lz4 zstd)
