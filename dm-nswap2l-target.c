@@ -4,10 +4,17 @@
  * Network RAM, flash and disk tiers (the interface layer).
  *
  * Every 4 KiB page of the device has an 8-byte map entry naming the tier and
- * slot that hold it.  Reads and writes of a mapped page are remapped to the
- * tier; the first write of a page asks the placement policy for a tier and
- * allocates a slot there.  Discard frees slots.  Contents are not persistent:
- * the map lives in RAM, as a swap device or a scratch filesystem needs.
+ * slot that hold it (map.c).  Reads and writes of a mapped page are remapped
+ * to the tier; the first write of a page asks the placement policy for a
+ * tier and allocates a slot there.  Discard frees slots.  Contents are not
+ * persistent: the map lives in RAM, as a swap device or a scratch
+ * filesystem needs.
+ *
+ * The device's state (map, tiers, connections, mover) lives as long as the
+ * mapped device, not as long as one table: a table reload that keeps every
+ * page reachable finds the state through the mapped device (dm-thin's pool
+ * registry), prepares its changes in its constructor and applies them when
+ * it is resumed; any other reload is refused before anything changes.
  *
  * Table line:
  *   <start> <len> nswap2l <#args> [netram=<addr:port>[,...] key=<keyspec>]
@@ -15,8 +22,9 @@
  *                                 [placement=<policy>] [overcommit]
  */
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
-#include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -24,17 +32,47 @@
 #include "compat.h"
 #include "nswap2l.h"
 
-/* Pages a discard clears before it waits once for in-flight I/O and frees them. */
-#define NSWAP2L_FREE_BATCH	512
-
-#define NSWAP2L_NO_EPOCH	0xff
+unsigned int nswap2l_fault_hold_ms;
+module_param_named(fault_hold_ms, nswap2l_fault_hold_ms, uint, 0644);
+MODULE_PARM_DESC(fault_hold_ms,
+		 "Testing only: hold every read and write up to this many ms (a random time each) between its map lookup and its tier (0: off)");
 
 /* Per-bio state. */
 struct nswap2l_bio {
 	u64 page;
 	u64 slot;		/* where the bio was sent: tier and slot */
+	unsigned long held_until;	/* fault injection */
 	u8 tier;
 	u8 epoch;		/* for end_io */
+	bool give_up;		/* failed for good: end_io completes it */
+};
+
+/* One loaded table: ti->private.  Several may share one device (reload). */
+struct nswap2l_table {
+	struct dm_target *ti;
+	struct nswap2l *nc;
+	struct dm_dev *devs[NSWAP2L_NR_TIERS];	/* this table's device references */
+	u64 nr_pages;
+
+	/* The options of this table line. */
+	const char *placement_name;		/* a policy type's static name */
+	unsigned int timeout_secs;
+	bool overcommit;
+
+	/* A reload: changes prepared by the constructor, applied on resume. */
+	bool pending;
+	atomic64_t *grown_map;
+	struct nswap2l_placement *new_placement;
+	void *tier_changes[NSWAP2L_NR_TIERS];
+};
+
+/* A table line, parsed; the strings point into the constructor's argv. */
+struct table_args {
+	const char *tiers[NSWAP2L_NR_TIERS];
+	const char *key_spec;
+	const char *placement;
+	unsigned int timeout_secs;
+	bool overcommit;
 };
 
 static const struct nswap2l_tier_type *const tier_types[] = {
@@ -42,6 +80,10 @@ static const struct nswap2l_tier_type *const tier_types[] = {
 	&nswap2l_flash_tier,
 	&nswap2l_disk_tier,
 };
+
+/* Devices by mapped device: a reload finds the state of its device here. */
+static LIST_HEAD(registry);
+static DEFINE_MUTEX(registry_mutex);
 
 void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt, ...)
 {
@@ -57,211 +99,210 @@ void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt,
 }
 
 /*----------------------------------------------------------------
- * Epochs
+ * Bio path
  *--------------------------------------------------------------*/
-static unsigned int epoch_enter(struct nswap2l_epochs *e)
+static void defer_bio(struct nswap2l *nc, struct bio *bio)
 {
-	unsigned int epoch;
-
-	for (;;) {
-		epoch = READ_ONCE(e->current_epoch);
-		atomic_inc(&e->inflight[epoch]);
-		/* Pairs with the barrier in nswap2l_wait_inflight(). */
-		smp_mb__after_atomic();
-		if (READ_ONCE(e->current_epoch) == epoch)
-			return epoch;
-		/* Raced with a flip: join the new epoch instead. */
-		if (atomic_dec_and_test(&e->inflight[epoch]) && wq_has_sleeper(&e->drained))
-			wake_up(&e->drained);
-	}
+	nswap2l_add_bio(&nc->deferred_lock, &nc->deferred_bios, bio);
+	queue_work(nc->bio_wq, &nc->deferred_work);
 }
 
-static void epoch_exit(struct nswap2l_epochs *e, unsigned int epoch)
+static void defer_discard(struct nswap2l *nc, struct bio *bio)
 {
-	if (atomic_dec_and_test(&e->inflight[epoch]) && wq_has_sleeper(&e->drained))
-		wake_up(&e->drained);
-}
-
-/* Wait until every bio that started before this call has completed. */
-void nswap2l_wait_inflight(struct nswap2l_epochs *e)
-{
-	unsigned int old = e->current_epoch;
-
-	WRITE_ONCE(e->current_epoch, old ^ 1);
-	smp_mb();
-	wait_event(e->drained, !atomic_read(&e->inflight[old]));
-}
-
-/*----------------------------------------------------------------
- * Discard: runs on the worker, because it waits for in-flight I/O and
- * may discard on the tier devices.
- *--------------------------------------------------------------*/
-static void release_freed_slots(struct nswap2l *nc)
-{
-	int id;
-
-	nswap2l_wait_inflight(&nc->epochs);
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-		struct nswap2l_tier *tier = nc->tiers[id];
-
-		if (!nc->nr_freed[id])
-			continue;
-		tier->type->ops->free_slots(tier, nc->freed[id], nc->nr_freed[id], true);
-		atomic64_add(nc->nr_freed[id], &tier->discards);
-		nc->nr_freed[id] = 0;
-	}
-}
-
-static void discard_pages(struct nswap2l *nc, u64 page, u64 end)
-{
-	bool pending = false;
-
-	for (; page < end; page++) {
-		enum nswap2l_tier_id id;
-		u64 entry;
-
-		if (!atomic64_read(&nc->map[page]))
-			continue;
-		entry = atomic64_xchg(&nc->map[page], 0);
-		if (!entry)
-			continue;
-
-		id = nswap2l_entry_tier(entry);
-		nc->freed[id][nc->nr_freed[id]++] = nswap2l_entry_slot(entry);
-		pending = true;
-		if (nc->nr_freed[id] == NSWAP2L_FREE_BATCH) {
-			release_freed_slots(nc);
-			pending = false;
-		}
-		cond_resched();
-	}
-	if (pending)
-		release_freed_slots(nc);
+	nswap2l_add_bio(&nc->discard_lock, &nc->discard_bios, bio);
+	queue_work(nc->discard_wq, &nc->discard_work);
 }
 
 static void discard_work(struct work_struct *work)
 {
 	struct nswap2l *nc = container_of(work, struct nswap2l, discard_work);
-	struct bio_list bios;
+	struct bio_list bios = nswap2l_take_bios(&nc->discard_lock, &nc->discard_bios);
 	struct bio *bio;
 
-	spin_lock_irq(&nc->discard_lock);
-	bios = nc->discard_bios;
-	bio_list_init(&nc->discard_bios);
-	spin_unlock_irq(&nc->discard_lock);
-
 	while ((bio = bio_list_pop(&bios))) {
-		sector_t start = dm_target_offset(nc->ti, bio->bi_iter.bi_sector);
+		/* nswap2l_map() made bi_sector relative to the target. */
+		sector_t start = bio->bi_iter.bi_sector;
 
 		/* Only whole pages lose their data; partial ones are left alone. */
-		discard_pages(nc, NSWAP2L_SECTOR_TO_PAGE(start + NSWAP2L_PAGE_SECTORS - 1),
-			      NSWAP2L_SECTOR_TO_PAGE(start + bio_sectors(bio)));
+		nswap2l_map_discard(nc, NSWAP2L_SECTOR_TO_PAGE(start + NSWAP2L_PAGE_SECTORS - 1),
+				    NSWAP2L_SECTOR_TO_PAGE(start + bio_sectors(bio)));
 		bio_endio(bio);
 	}
 }
 
-static void defer_discard(struct nswap2l *nc, struct bio *bio)
+/*
+ * Find the page's home, placing a page written for the first time; false
+ * if the bio was completed here (a read of a page never written, or no
+ * room for a new page).
+ */
+static bool find_home(struct nswap2l *nc, struct bio *bio)
 {
-	unsigned long flags;
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	bool write = bio_data_dir(bio) == WRITE;
+	u64 entry;
 
-	spin_lock_irqsave(&nc->discard_lock, flags);
-	bio_list_add(&nc->discard_bios, bio);
-	spin_unlock_irqrestore(&nc->discard_lock, flags);
-	queue_work(nc->wq, &nc->discard_work);
-}
-
-/*----------------------------------------------------------------
- * Bio path
- *--------------------------------------------------------------*/
-
-int nswap2l_alloc_home(struct nswap2l *nc, u64 page, u64 *entry)
-{
-	struct nswap2l_placement *placement;
-	unsigned long tried = 0;
-	int id, r = -ENOSPC;
-
-	rcu_read_lock();
-	placement = rcu_dereference(nc->placement);
-	while ((id = placement->next_tier(placement, page, tried)) >= 0) {
-		struct nswap2l_tier *tier = nc->tiers[id];
-		u64 slot;
-
-		tried |= BIT(id);
-		if (!tier->type->ops->alloc_slot(tier, &slot)) {
-			*entry = nswap2l_entry(id, slot);
-			r = 0;
-			break;
+	entry = nswap2l_map_lookup(&nc->map, nb->page);
+	if (!entry) {
+		if (!write) {
+			zero_fill_bio(bio);
+			this_cpu_inc(nc->stats->zero_reads);
+			bio_endio(bio);
+			return false;
+		}
+		/* -EAGAIN: a concurrent write placed it first; use that home. */
+		if (nswap2l_map_place(nc, nb->page, 0, &entry) == -ENOSPC) {
+			atomic64_inc(&nc->nospace_errors);
+			nb->give_up = true;
+			bio->bi_status = BLK_STS_NOSPC;
+			bio_endio(bio);
+			return false;
 		}
 	}
-	rcu_read_unlock();
-	return r;
+	entry = nswap2l_map_note_access(&nc->map, nb->page, entry, write);
+	nb->tier = nswap2l_entry_tier(entry);
+	nb->slot = nswap2l_entry_slot(entry);
+	if (write)
+		this_cpu_inc(nc->stats->writes[nb->tier]);
+	else
+		this_cpu_inc(nc->stats->reads[nb->tier]);
+	return true;
+}
+
+/* To the home find_home() chose; a DM_MAPIO_* code. */
+static int send_to_home(struct nswap2l *nc, struct bio *bio)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	struct nswap2l_tier *tier = nc->tiers[nb->tier];
+
+	return tier->type->ops->map(tier, bio, nb->slot);
+}
+
+static void submit_to_home(struct nswap2l *nc, struct bio *bio)
+{
+	if (send_to_home(nc, bio) == DM_MAPIO_REMAPPED)
+		submit_bio_noacct(bio);
 }
 
 /*
- * Give @page a new home, replacing map entry @expected (0 for a page written
- * for the first time).  Returns 0 with the new entry in *@entry; -EAGAIN if
- * the entry changed meanwhile (a concurrent write or discard), with the
- * current entry in *@entry; -ENOSPC if no tier has room.
+ * A write its tier could not store (a full or failed server): give the page
+ * a new home and send the bio there.  Returns false to complete the bio
+ * with bio->bi_status.
  */
-static int place_page(struct nswap2l *nc, u64 page, u64 expected, u64 *entry)
+static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 {
-	struct nswap2l_tier *tier;
-	u64 old, slot;
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	u64 home = nswap2l_entry(nb->tier, nb->slot);
+	u64 entry;
 	int r;
 
-	r = nswap2l_alloc_home(nc, page, entry);
-	if (r)
-		return r;
-	old = atomic64_cmpxchg(&nc->map[page], expected, *entry);
-	if (old == expected)
-		return 0;
-	tier = nc->tiers[nswap2l_entry_tier(*entry)];
-	slot = nswap2l_entry_slot(*entry);
-	tier->type->ops->free_slots(tier, &slot, 1, false);
-	*entry = old;
-	return -EAGAIN;
+	atomic64_inc(&nc->rerouted_writes);
+	r = nswap2l_map_place(nc, nb->page, home, &entry);
+	if (r == -ENOSPC) {
+		atomic64_inc(&nc->nospace_errors);
+		bio->bi_status = BLK_STS_NOSPC;
+		return false;
+	}
+	if (!r) {
+		/* Part of the page may have reached the old home. */
+		nswap2l_free_home(nc, home, true);
+	} else if (!entry) {
+		/* Discarded meanwhile: the write lost the race, nothing to keep. */
+		bio->bi_status = BLK_STS_OK;
+		return false;
+	} else {
+		/* Another write gave the page a new home meanwhile: follow it. */
+		entry = nswap2l_map_note_access(&nc->map, nb->page, entry, true);
+	}
+	nb->tier = nswap2l_entry_tier(entry);
+	nb->slot = nswap2l_entry_slot(entry);
+	this_cpu_inc(nc->stats->writes[nb->tier]);
+	bio->bi_status = BLK_STS_OK;
+	submit_to_home(nc, bio);
+	return true;
 }
 
 /*
- * Set the referenced bit and, for a write, clear the migrating bit so that
- * the mover does not install a copy older than this write.  Returns the entry
- * to send the bio to.  Test first: most accesses find the bits right and need
- * not dirty the line.  cmpxchg, not or: a lone bit must not resurrect an
- * entry a discard cleared (the epoch keeps the old slot valid for this bio).
+ * Bios a tier failed, on a worker, never in the completion that failed them
+ * (which may run inside the tier's own submission path): writes go to a new
+ * home; reads complete with their error (a second copy, when there is one,
+ * will be read here).
  */
-static u64 note_access(struct nswap2l *nc, u64 page, u64 entry, bool write)
+static void deferred_work(struct work_struct *work)
 {
-	u64 clear = write ? NSWAP2L_ENTRY_MIGRATING : 0;
+	struct nswap2l *nc = container_of(work, struct nswap2l, deferred_work);
+	struct bio_list bios = nswap2l_take_bios(&nc->deferred_lock, &nc->deferred_bios);
+	struct bio *bio;
 
-	for (;;) {
-		u64 want = (entry | NSWAP2L_ENTRY_REFERENCED) & ~clear;
-		u64 old;
+	while ((bio = bio_list_pop(&bios))) {
+		struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
-		if (want == entry)
-			return entry;
-		old = atomic64_cmpxchg(&nc->map[page], entry, want);
-		if (old == entry || !old)
-			return entry;
-		entry = old;	/* flagged, unflagged or moved meanwhile: look again */
+		if (bio_data_dir(bio) == WRITE && reroute_write(nc, bio))
+			continue;
+		nb->give_up = true;
+		bio_endio(bio);
 	}
+}
+
+/*
+ * Fault injection: bios held between the map lookup and their tier, each
+ * for a random time up to the limit, so that a later bio can overtake an
+ * earlier one; meanwhile the slot they looked up may be freed and reused,
+ * which the in-flight tracking must prevent.
+ */
+static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned int ms)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+
+	nb->held_until = jiffies + get_random_u32_below(msecs_to_jiffies(ms) + 1);
+	nswap2l_add_bio(&nc->deferred_lock, &nc->held_bios, bio);
+	queue_delayed_work(nc->bio_wq, &nc->held_work, 1);
+}
+
+static void held_work(struct work_struct *work)
+{
+	struct nswap2l *nc = container_of(to_delayed_work(work), struct nswap2l, held_work);
+	struct bio_list held = nswap2l_take_bios(&nc->deferred_lock, &nc->held_bios);
+	bool more = false;
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(&held))) {
+		struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+
+		if (time_after_eq(jiffies, nb->held_until)) {
+			submit_to_home(nc, bio);
+		} else {
+			nswap2l_add_bio(&nc->deferred_lock, &nc->held_bios, bio);
+			more = true;
+		}
+	}
+	if (more)
+		queue_delayed_work(nc->bio_wq, &nc->held_work, 1);
 }
 
 static int map_flush(struct nswap2l *nc, struct bio *bio)
 {
-	struct nswap2l_tier *tier = nc->flush_tiers[dm_bio_get_target_bio_nr(bio)];
+	unsigned int nr = dm_bio_get_target_bio_nr(bio);
+	int id;
 
-	return tier->type->ops->map_flush(tier, bio);
+	/* The nr-th tier that has a volatile cache. */
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (tier && tier->type->ops->map_flush && !nr--)
+			return tier->type->ops->map_flush(tier, bio);
+	}
+	return DM_MAPIO_KILL;
 }
 
 static int nswap2l_map(struct dm_target *ti, struct bio *bio)
 {
-	struct nswap2l *nc = ti->private;
+	struct nswap2l_table *t = ti->private;
+	struct nswap2l *nc = t->nc;
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-	struct nswap2l_tier *tier;
-	enum nswap2l_tier_id id;
-	u64 page, entry;
+	unsigned int hold_ms;
 
 	nb->epoch = NSWAP2L_NO_EPOCH;
+	nb->give_up = false;
 
 	if (bio->bi_opf & REQ_PREFLUSH)
 		return map_flush(nc, bio);
@@ -271,133 +312,45 @@ static int nswap2l_map(struct dm_target *ti, struct bio *bio)
 	case REQ_OP_WRITE:
 		break;
 	case REQ_OP_DISCARD:
+		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 		defer_discard(nc, bio);
 		return DM_MAPIO_SUBMITTED;
 	default:
 		return DM_MAPIO_KILL;
 	}
 
-	page = NSWAP2L_SECTOR_TO_PAGE(dm_target_offset(ti, bio->bi_iter.bi_sector));
-	nb->epoch = epoch_enter(&nc->epochs);
-
-	entry = atomic64_read(&nc->map[page]);
-	if (!entry) {
-		if (bio_data_dir(bio) == READ) {
-			zero_fill_bio(bio);
-			this_cpu_inc(nc->stats->zero_reads);
-			bio_endio(bio);
-			return DM_MAPIO_SUBMITTED;
-		}
-		/* -EAGAIN: a concurrent write placed it first; use that home. */
-		if (place_page(nc, page, 0, &entry) == -ENOSPC) {
-			atomic64_inc(&nc->nospace_errors);
-			bio->bi_status = BLK_STS_NOSPC;
-			bio_endio(bio);
-			return DM_MAPIO_SUBMITTED;
-		}
+	nb->page = NSWAP2L_SECTOR_TO_PAGE(dm_target_offset(ti, bio->bi_iter.bi_sector));
+	nb->epoch = nswap2l_inflight_enter(&nc->map.inflight);
+	if (!find_home(nc, bio))
+		return DM_MAPIO_SUBMITTED;
+	hold_ms = READ_ONCE(nswap2l_fault_hold_ms);
+	if (unlikely(hold_ms)) {
+		hold_bio(nc, bio, hold_ms);
+		return DM_MAPIO_SUBMITTED;
 	}
-	entry = note_access(nc, page, entry, bio_data_dir(bio) == WRITE);
-	id = nswap2l_entry_tier(entry);
-	if (bio_data_dir(bio) == READ)
-		this_cpu_inc(nc->stats->reads[id]);
-	else
-		this_cpu_inc(nc->stats->writes[id]);
-	tier = nc->tiers[id];
-	nb->page = page;
-	nb->tier = id;
-	nb->slot = nswap2l_entry_slot(entry);
-	return tier->type->ops->map(tier, bio, nb->slot);
-}
-
-/*
- * A tier gave back a write it could not store (full, or its server failed):
- * place the page elsewhere and send the bio there.  Returns true if the bio
- * went out again; false to complete it with *@error.
- */
-static bool reroute_write(struct nswap2l *nc, struct bio *bio, blk_status_t *error)
-{
-	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-	struct nswap2l_tier *tier = nc->tiers[nb->tier];
-	u64 entry;
-	int r;
-
-	atomic64_inc(&nc->rerouted_writes);
-	for (;;) {
-		entry = atomic64_read(&nc->map[nb->page]);
-		if (!entry) {
-			/* Discarded meanwhile: the write lost the race, nothing to keep. */
-			*error = BLK_STS_OK;
-			return false;
-		}
-		if (nswap2l_entry_tier(entry) != nb->tier ||
-		    nswap2l_entry_slot(entry) != nb->slot)
-			break;	/* another write already moved the page: follow it */
-
-		/* The same tier may still have room elsewhere (another server). */
-		r = place_page(nc, nb->page, entry, &entry);
-		if (!r) {
-			tier->type->ops->free_slots(tier, &nb->slot, 1, true);
-			break;
-		}
-		if (r == -ENOSPC) {
-			atomic64_inc(&nc->nospace_errors);
-			*error = BLK_STS_NOSPC;
-			return false;
-		}
-		/* -EAGAIN: the referenced bit, a discard or a write changed it; look again. */
-	}
-	nb->tier = nswap2l_entry_tier(entry);
-	nb->slot = nswap2l_entry_slot(entry);
-	this_cpu_inc(nc->stats->writes[nb->tier]);
-	tier = nc->tiers[nb->tier];
-	bio->bi_status = BLK_STS_OK;
-	if (tier->type->ops->map(tier, bio, nb->slot) == DM_MAPIO_REMAPPED)
-		submit_bio_noacct(bio);
-	return true;
+	return send_to_home(nc, bio);
 }
 
 static int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
-	struct nswap2l *nc = ti->private;
+	struct nswap2l_table *t = ti->private;
+	struct nswap2l *nc = t->nc;
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
-	if (*error == NSWAP2L_STS_TRY_ELSEWHERE && nb->epoch != NSWAP2L_NO_EPOCH &&
-	    bio_data_dir(bio) == WRITE && reroute_write(nc, bio, error))
+	if (nb->epoch == NSWAP2L_NO_EPOCH)
+		return DM_ENDIO_DONE;
+	if (*error && !nb->give_up && nc->tiers[nb->tier]->type->retry_failed_bios) {
+		bio->bi_status = *error;
+		defer_bio(nc, bio);
 		return DM_ENDIO_INCOMPLETE;
-	if (nb->epoch != NSWAP2L_NO_EPOCH)
-		epoch_exit(&nc->epochs, nb->epoch);
+	}
+	nswap2l_inflight_exit(&nc->map.inflight, nb->epoch);
 	return DM_ENDIO_DONE;
 }
+
 /*----------------------------------------------------------------
- * Constructor and destructor
+ * Parsing a table line
  *--------------------------------------------------------------*/
-
-/* Copes with a half-built object: every constructor failure ends here. */
-static void nswap2l_destroy(struct nswap2l *nc)
-{
-	struct nswap2l_placement *placement;
-	int id;
-
-	nswap2l_sysfs_remove(nc);
-	nswap2l_mover_stop(nc);
-	if (nc->wq)
-		destroy_workqueue(nc->wq);
-	placement = rcu_dereference_protected(nc->placement, 1);
-	if (placement)
-		placement->destroy(placement);
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-		if (nc->tiers[id])
-			nc->tiers[id]->type->ops->destroy(nc->ti, nc->tiers[id]);
-		kvfree(nc->freed[id]);
-	}
-	/* After the tiers: a tier may still hand jobs in until it is gone. */
-	nswap2l_mover_destroy(nc);
-	kvfree(nc->map);
-	free_percpu(nc->stats);
-	kfree(nc->key_spec);
-	kfree(nc);
-}
-
 static const struct nswap2l_tier_type *find_tier_type(const char *key)
 {
 	unsigned int i;
@@ -408,91 +361,75 @@ static const struct nswap2l_tier_type *find_tier_type(const char *key)
 	return NULL;
 }
 
-static int note_tier_arg(struct nswap2l *nc, const struct nswap2l_tier_type *type,
-			 const char *value, const char **tier_args)
+/* Options given twice are refused: the later one would silently win. */
+static int set_once(struct dm_target *ti, const char **slot, const char *value,
+		    const char *name)
 {
-	struct dm_target *ti = nc->ti;
-
-	if (tier_args[type->id]) {
-		nswap2l_bad_table(ti, "Tier given twice", "%s= given twice", type->name);
+	if (*slot) {
+		nswap2l_bad_table(ti, "Option given twice", "%s given twice", name);
 		return -EINVAL;
 	}
-	if (!*value) {
-		nswap2l_bad_table(ti, "Tier without a device", "%s= names no device",
-				  type->name);
-		return -EINVAL;
-	}
-	tier_args[type->id] = value;
+	*slot = value;
 	return 0;
 }
 
-static int parse_option(struct nswap2l *nc, const char *key, const char *value)
+static int parse_arg(struct dm_target *ti, char *arg, struct table_args *args)
 {
-	struct nswap2l_tier_options *opts = &nc->tier_options;
-	struct dm_target *ti = nc->ti;
+	const struct nswap2l_tier_type *type;
+	char *value = strchr(arg, '=');
 
-	if (!strcmp(key, "key")) {
-		if (nc->key_spec) {
-			nswap2l_bad_table(ti, "key given twice", "key= given twice");
+	if (!strcmp(arg, "overcommit")) {
+		if (args->overcommit) {
+			nswap2l_bad_table(ti, "overcommit given twice", "overcommit given twice");
 			return -EINVAL;
 		}
-		nc->key_spec = kstrdup(value, GFP_KERNEL);
-		if (!nc->key_spec) {
-			ti->error = "Cannot allocate key description";
-			return -ENOMEM;
-		}
-		opts->key_spec = nc->key_spec;
+		args->overcommit = true;
 		return 0;
 	}
-	if (!strcmp(key, "timeout")) {
-		if (kstrtouint(value, 10, &opts->timeout_secs) || !opts->timeout_secs ||
-		    opts->timeout_secs > 3600) {
+	if (!value) {
+		nswap2l_bad_table(ti, "Unknown option", "unknown option '%s'", arg);
+		return -EINVAL;
+	}
+	*value++ = '\0';
+
+	type = find_tier_type(arg);
+	if (type) {
+		if (!*value) {
+			nswap2l_bad_table(ti, "Tier without a device", "%s= names no device",
+					  type->name);
+			return -EINVAL;
+		}
+		return set_once(ti, &args->tiers[type->id], value, arg);
+	}
+	if (!strcmp(arg, "placement"))
+		return set_once(ti, &args->placement, value, "placement=");
+	if (!strcmp(arg, "key"))
+		return set_once(ti, &args->key_spec, value, "key=");
+	if (!strcmp(arg, "timeout")) {
+		if (args->timeout_secs) {
+			nswap2l_bad_table(ti, "Option given twice", "timeout= given twice");
+			return -EINVAL;
+		}
+		if (kstrtouint(value, 10, &args->timeout_secs) || !args->timeout_secs ||
+		    args->timeout_secs > 3600) {
 			nswap2l_bad_table(ti, "Bad timeout",
 					  "timeout=%s: need 1..3600 seconds", value);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	nswap2l_bad_table(ti, "Unknown option", "unknown option '%s='", key);
+	nswap2l_bad_table(ti, "Unknown option", "unknown option '%s='", arg);
 	return -EINVAL;
 }
 
-/* Tiers are created once every option they may need has been read. */
-static int create_tiers(struct nswap2l *nc, const char **tier_args)
-{
-	struct dm_target *ti = nc->ti;
-	unsigned int i;
-	int r;
-
-	if (nc->key_spec && !tier_args[NSWAP2L_TIER_NETRAM]) {
-		nswap2l_bad_table(ti, "key= without netram=",
-				  "key= is the Network RAM key, but no netram= is given");
-		return -EINVAL;
-	}
-	for (i = 0; i < ARRAY_SIZE(tier_types); i++) {
-		const struct nswap2l_tier_type *type = tier_types[i];
-
-		if (!tier_args[type->id])
-			continue;
-		r = type->ops->create(ti, type, tier_args[type->id], &nc->tier_options,
-				      &nc->tiers[type->id]);
-		if (r)
-			return r;
-		nc->tiers[type->id]->nc = nc;
-	}
-	return 0;
-}
-
-static int parse_table_args(struct nswap2l *nc, struct dm_arg_set *as,
-		      const char **placement_name)
+static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
+			    struct table_args *args)
 {
 	static const struct dm_arg nr_args = {
 		0, 16, "Invalid number of arguments: need <#args> and that many arguments"
 	};
-	const char *tier_args[NSWAP2L_NR_TIERS] = { NULL };
-	struct dm_target *ti = nc->ti;
 	unsigned int argc;
-	int r;
+	int r, id;
 
 	r = dm_read_arg_group(&nr_args, as, &argc, &ti->error);
 	if (r)
@@ -503,176 +440,224 @@ static int parse_table_args(struct nswap2l *nc, struct dm_arg_set *as,
 				  as->argc, argc);
 		return -EINVAL;
 	}
-
 	while (argc--) {
-		const struct nswap2l_tier_type *type;
-		char *arg = (char *)dm_shift_arg(as);
-		char *value = strchr(arg, '=');
-
-		if (!strcmp(arg, "overcommit")) {
-			if (nc->overcommit) {
-				nswap2l_bad_table(ti, "overcommit given twice",
-						  "overcommit given twice");
-				return -EINVAL;
-			}
-			nc->overcommit = true;
-			continue;
-		}
-		if (!value) {
-			nswap2l_bad_table(ti, "Unknown option", "unknown option '%s'", arg);
-			return -EINVAL;
-		}
-		*value++ = '\0';
-
-		if (!strcmp(arg, "placement")) {
-			if (*placement_name) {
-				nswap2l_bad_table(ti, "placement given twice",
-						  "placement= given twice");
-				return -EINVAL;
-			}
-			*placement_name = value;
-			continue;
-		}
-		type = find_tier_type(arg);
-		r = type ? note_tier_arg(nc, type, value, tier_args) :
-			   parse_option(nc, arg, value);
+		r = parse_arg(ti, (char *)dm_shift_arg(as), args);
 		if (r)
 			return r;
 	}
-	return create_tiers(nc, tier_args);
-}
 
-struct seen_devices {
-	struct dm_dev *devs[NSWAP2L_NR_TIERS];
-	unsigned int nr;
-	struct dm_dev *duplicate;
-};
-
-static int note_device(struct dm_target *ti, struct dm_dev *dev, sector_t start,
-		       sector_t len, void *data)
-{
-	struct seen_devices *seen = data;
-	unsigned int i;
-
-	for (i = 0; i < seen->nr; i++)
-		if (seen->devs[i]->bdev == dev->bdev) {
-			seen->duplicate = dev;
-			return -EINVAL;
-		}
-	seen->devs[seen->nr++] = dev;
-	return 0;
-}
-
-static int iterate_tier_devices(struct nswap2l *nc, iterate_devices_callout_fn fn,
-				void *data)
-{
-	int id, r = 0;
-
-	for (id = 0; id < NSWAP2L_NR_TIERS && !r; id++) {
-		struct nswap2l_tier *tier = nc->tiers[id];
-
-		if (tier && tier->type->ops->iterate_devices)
-			r = tier->type->ops->iterate_devices(nc->ti, tier, fn, data);
-	}
-	return r;
-}
-
-/* Two tiers on one device would hand out the same sectors twice. */
-static int check_distinct_devices(struct nswap2l *nc)
-{
-	struct seen_devices seen = { .nr = 0 };
-	int r;
-
-	r = iterate_tier_devices(nc, note_device, &seen);
-	if (r)
-		nswap2l_bad_table(nc->ti, "Tiers share a device",
-				  "two tiers name the same device %s",
-				  seen.duplicate->name);
-	return r;
-}
-
-static int check_capacity(struct nswap2l *nc)
-{
-	struct dm_target *ti = nc->ti;
-	u64 capacity = 0;
-	int id;
-
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		if (nc->tiers[id])
-			capacity += nc->tiers[id]->capacity;
-
-	if (!capacity) {
+	for (id = 0; id < NSWAP2L_NR_TIERS && !args->tiers[id]; id++)
+		;
+	if (id == NSWAP2L_NR_TIERS) {
 		nswap2l_bad_table(ti, "No tier given",
 				  "no tier given: need at least one of netram=<servers>, flash=<dev>, disk=<dev>");
 		return -EINVAL;
 	}
-	if (nc->nr_pages > capacity && !nc->overcommit) {
+	if (args->key_spec && !args->tiers[NSWAP2L_TIER_NETRAM]) {
+		nswap2l_bad_table(ti, "key= without netram=",
+				  "key= is the Network RAM key, but no netram= is given");
+		return -EINVAL;
+	}
+	if (!args->timeout_secs)
+		args->timeout_secs = NSWAP2L_DEFAULT_TIMEOUT_SECS;
+	if (!args->placement)
+		args->placement = NSWAP2L_DEFAULT_PLACEMENT;
+	return 0;
+}
+
+/* The table's own references to its block devices, distinct from each other. */
+static int open_tier_devices(struct nswap2l_table *t, const struct table_args *args)
+{
+	struct dm_target *ti = t->ti;
+	unsigned int i, j;
+	int r;
+
+	for (i = 0; i < ARRAY_SIZE(tier_types); i++) {
+		const struct nswap2l_tier_type *type = tier_types[i];
+		const char *path = args->tiers[type->id];
+
+		if (!type->has_device || !path)
+			continue;
+		r = dm_get_device(ti, path, dm_table_get_mode(ti->table), &t->devs[type->id]);
+		if (r) {
+			nswap2l_bad_table(ti, "Cannot open tier device",
+					  "%s=%s: cannot open device (error %d)", type->name, path, r);
+			return r;
+		}
+		for (j = 0; j < NSWAP2L_NR_TIERS; j++) {
+			/* Two tiers on one device would hand out the same sectors twice. */
+			if (j != type->id && t->devs[j] &&
+			    t->devs[j]->bdev == t->devs[type->id]->bdev) {
+				nswap2l_bad_table(ti, "Tiers share a device",
+						  "two tiers name the same device %s",
+						  t->devs[j]->name);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+static struct nswap2l_placement *create_placement(struct dm_target *ti, const char *name,
+						  struct nswap2l_tier *const *tiers)
+{
+	struct nswap2l_placement *placement = nswap2l_placement_create(name, tiers);
+
+	if (!placement) {
+		nswap2l_bad_table(ti, "Unknown placement policy",
+				  "placement=%s: unknown policy ('help' message lists them)", name);
+		return ERR_PTR(-EINVAL);
+	}
+	if (IS_ERR(placement))
+		ti->error = "Cannot allocate placement policy";
+	return placement;
+}
+
+/* Without overcommit, every page of the device must have a slot somewhere. */
+static int check_capacity(struct dm_target *ti, struct nswap2l *nc, u64 nr_pages,
+			  bool overcommit)
+{
+	u64 capacity = 0;
+	int id;
+
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (tier)
+			capacity += tier->dev ? nswap2l_block_slots(tier->dev, nr_pages) :
+						READ_ONCE(tier->capacity);
+	}
+	if (nr_pages > capacity && !overcommit) {
 		nswap2l_bad_table(ti, "Device larger than its tiers",
 				  "device of %llu pages is larger than its tiers' %llu pages (add 'overcommit' to allow)",
-				  nc->nr_pages, capacity);
+				  nr_pages, capacity);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+/*----------------------------------------------------------------
+ * The device: created by the first table, destroyed with the last
+ *--------------------------------------------------------------*/
+
+/* Copes with a half-built device: every constructor failure ends here. */
+static void destroy_device(struct nswap2l *nc)
 {
-	struct dm_arg_set as = { .argc = argc, .argv = argv };
-	const char *placement_name = NULL;
+	struct nswap2l_placement *placement;
+	int id;
+
+	nswap2l_sysfs_remove(nc);
+	/* Every thread that could touch the device stops before anything goes. */
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		if (nc->tiers[id] && nc->tiers[id]->type->ops->stop)
+			nc->tiers[id]->type->ops->stop(nc->tiers[id]);
+	nswap2l_mover_stop(nc);
+	if (nc->bio_wq) {
+		cancel_delayed_work_sync(&nc->held_work);
+		destroy_workqueue(nc->bio_wq);
+	}
+	if (nc->discard_wq)
+		destroy_workqueue(nc->discard_wq);
+	placement = rcu_dereference_protected(nc->placement, 1);
+	if (placement)
+		placement->destroy(placement);
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		if (nc->tiers[id])
+			nc->tiers[id]->type->ops->destroy(nc->tiers[id]);
+	nswap2l_mover_destroy(nc);
+	nswap2l_map_exit(&nc->map);
+	free_percpu(nc->stats);
+	kfree(nc->key_spec);
+	kfree(nc);
+}
+
+static int create_tiers(struct nswap2l_table *t, struct nswap2l *nc,
+			const struct table_args *args)
+{
+	struct nswap2l_tier_options opts = {
+		.key_spec = nc->key_spec,
+		.timeout_secs = nc->timeout_secs,
+		.device_pages = t->nr_pages,
+	};
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < ARRAY_SIZE(tier_types); i++) {
+		const struct nswap2l_tier_type *type = tier_types[i];
+
+		if (!args->tiers[type->id])
+			continue;
+		r = type->ops->create(t->ti, type, args->tiers[type->id], t->devs[type->id],
+				      &opts, &nc->tiers[type->id]);
+		if (r)
+			return r;
+		nc->tiers[type->id]->nc = nc;
+	}
+	return 0;
+}
+
+/* Tiers start last: a server may talk to us the moment it is connected. */
+static int start_tiers(struct nswap2l_table *t, struct nswap2l *nc)
+{
+	int id, r;
+
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (tier && tier->type->ops->start) {
+			r = tier->type->ops->start(tier, t->ti);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int create_device(struct nswap2l_table *t, const struct table_args *args,
+			 struct nswap2l **result)
+{
+	struct dm_target *ti = t->ti;
 	struct nswap2l_placement *placement;
 	struct nswap2l *nc;
-	int id, r;
+	int r = -ENOMEM;
 
 	nc = kzalloc(sizeof(*nc), GFP_KERNEL);
 	if (!nc) {
-		ti->error = "Cannot allocate target context";
+		ti->error = "Cannot allocate device state";
 		return -ENOMEM;
 	}
-	nc->ti = ti;
-	nc->tier_options.timeout_secs = NSWAP2L_DEFAULT_TIMEOUT_SECS;
-	mutex_init(&nc->placement_mutex);
-	init_waitqueue_head(&nc->epochs.drained);
+	nc->md = dm_table_get_md(ti->table);
+	strscpy(nc->name, dm_table_device_name(ti->table), sizeof(nc->name));
+	nc->overcommit = args->overcommit;
+	nc->timeout_secs = args->timeout_secs;
+	nc->suspended = true;	/* until the first resume */
+	mutex_init(&nc->control_mutex);
+	spin_lock_init(&nc->deferred_lock);
+	bio_list_init(&nc->deferred_bios);
+	bio_list_init(&nc->held_bios);
+	INIT_WORK(&nc->deferred_work, deferred_work);
+	INIT_DELAYED_WORK(&nc->held_work, held_work);
 	spin_lock_init(&nc->discard_lock);
 	bio_list_init(&nc->discard_bios);
 	INIT_WORK(&nc->discard_work, discard_work);
 
-	if (!ti->len || ti->len & (NSWAP2L_PAGE_SECTORS - 1)) {
-		nswap2l_bad_table(ti, "Length must be a non-zero multiple of 8 sectors",
-				  "length %llu sectors is not a non-zero multiple of %u sectors (4 KiB)",
-				  (unsigned long long)ti->len, NSWAP2L_PAGE_SECTORS);
-		r = -EINVAL;
-		goto bad;
+	if (args->key_spec) {
+		nc->key_spec = kstrdup(args->key_spec, GFP_KERNEL);
+		if (!nc->key_spec) {
+			ti->error = "Cannot allocate key description";
+			goto bad;
+		}
 	}
-	nc->nr_pages = NSWAP2L_SECTOR_TO_PAGE(ti->len);
-
-	r = parse_table_args(nc, &as, &placement_name);
+	r = nswap2l_map_init(nc, t->nr_pages, ti);
+	if (r)
+		goto bad;
+	r = create_tiers(t, nc, args);
 	if (r)
 		goto bad;
 
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-		if (nc->tiers[id] && nc->tiers[id]->type->ops->map_flush)
-			nc->flush_tiers[nc->nr_flush_tiers++] = nc->tiers[id];
-	}
-	r = check_capacity(nc);
-	if (r)
-		goto bad;
-	r = check_distinct_devices(nc);
-	if (r)
-		goto bad;
-
-	if (!placement_name)
-		placement_name = NSWAP2L_DEFAULT_PLACEMENT;
-	placement = nswap2l_placement_create(placement_name, nc->tiers);
-	if (!placement) {
-		r = -EINVAL;
-		nswap2l_bad_table(ti, "Unknown placement policy",
-				  "placement=%s: unknown policy ('help' message lists them)",
-				  placement_name);
-		goto bad;
-	}
+	placement = create_placement(ti, args->placement, nc->tiers);
 	if (IS_ERR(placement)) {
 		r = PTR_ERR(placement);
-		ti->error = "Cannot allocate placement policy";
 		goto bad;
 	}
 	RCU_INIT_POINTER(nc->placement, placement);
@@ -683,25 +668,9 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate statistics";
 		goto bad;
 	}
-	nc->map = kvcalloc(nc->nr_pages, sizeof(*nc->map), GFP_KERNEL);
-	if (!nc->map) {
-		nswap2l_bad_table(ti, "Cannot allocate page map",
-				  "cannot allocate the map of %llu pages", nc->nr_pages);
-		goto bad;
-	}
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-		if (!nc->tiers[id])
-			continue;
-		nc->freed[id] = kvcalloc(NSWAP2L_FREE_BATCH, sizeof(u64), GFP_KERNEL);
-		if (!nc->freed[id]) {
-			ti->error = "Cannot allocate discard batch";
-			goto bad;
-		}
-	}
-
-	nc->wq = alloc_workqueue("nswap2l-%s", WQ_MEM_RECLAIM, 1,
-				 dm_table_device_name(ti->table));
-	if (!nc->wq) {
+	nc->bio_wq = alloc_workqueue("nswap2l-io-%s", WQ_MEM_RECLAIM, 1, nc->name);
+	nc->discard_wq = alloc_workqueue("nswap2l-discard-%s", WQ_MEM_RECLAIM, 1, nc->name);
+	if (!nc->bio_wq || !nc->discard_wq) {
 		ti->error = "Cannot allocate workqueue";
 		goto bad;
 	}
@@ -711,59 +680,294 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
+	r = start_tiers(t, nc);
+	if (r)
+		goto bad;
+	r = check_capacity(ti, nc, t->nr_pages, nc->overcommit);
+	if (r)
+		goto bad;
+	*result = nc;
+	return 0;
+
+bad:
+	destroy_device(nc);
+	return r;
+}
+
+/*----------------------------------------------------------------
+ * Reload: a new table over an existing device
+ *--------------------------------------------------------------*/
+static void cancel_reload(struct nswap2l_table *t)
+{
+	struct nswap2l *nc = t->nc;
+	int id;
+
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		if (t->tier_changes[id])
+			nc->tiers[id]->type->ops->cancel_reload(nc->tiers[id], t->tier_changes[id]);
+	kvfree(t->grown_map);
+	if (t->new_placement)
+		t->new_placement->destroy(t->new_placement);
+	t->pending = false;
+}
+
+/* Checks everything and prepares the changes; changes nothing. */
+static int prepare_reload(struct nswap2l_table *t, const struct table_args *args)
+{
+	struct nswap2l_tier_options opts = {
+		.key_spec = args->key_spec,
+		.timeout_secs = args->timeout_secs,
+		.device_pages = t->nr_pages,
+	};
+	struct dm_target *ti = t->ti;
+	struct nswap2l *nc = t->nc;
+	struct nswap2l_placement *placement;
+	int id, r;
+
+	t->pending = true;
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		if (!nc->tiers[id] != !args->tiers[id]) {
+			nswap2l_bad_table(ti, "A reload must keep the device's tiers",
+					  "reload %s the %s tier: a reload keeps the tiers of the live table (its pages must stay reachable)",
+					  nc->tiers[id] ? "drops" : "adds", tier_types[id]->name);
+			return -EINVAL;
+		}
+	}
+	if (strcmp(nc->key_spec ?: "", args->key_spec ?: "")) {
+		nswap2l_bad_table(ti, "A reload must keep the key",
+				  "reload changes key= from '%s' to '%s': the servers hold pages under the live key",
+				  nc->key_spec ?: "", args->key_spec ?: "");
+		return -EINVAL;
+	}
+	if (t->nr_pages < nc->map.nr_pages) {
+		nswap2l_bad_table(ti, "A reload cannot shrink the device",
+				  "reload shrinks the device from %llu to %llu pages: pages past the end would be lost",
+				  nc->map.nr_pages, t->nr_pages);
+		return -EINVAL;
+	}
+	r = check_capacity(ti, nc, t->nr_pages, args->overcommit);
+	if (r)
+		return r;
+
+	placement = create_placement(ti, args->placement, nc->tiers);
+	if (IS_ERR(placement))
+		return PTR_ERR(placement);
+	t->new_placement = placement;
+	if (t->nr_pages > nc->map.nr_pages) {
+		t->grown_map = nswap2l_map_prepare_grow(nc, t->nr_pages, ti);
+		if (!t->grown_map)
+			return -ENOMEM;
+	}
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (!tier || !tier->type->ops->prepare_reload)
+			continue;
+		r = tier->type->ops->prepare_reload(tier, ti, args->tiers[id], t->devs[id],
+						    &opts, &t->tier_changes[id]);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The device is suspended and its background work paused. */
+static void commit_reload(struct nswap2l_table *t)
+{
+	struct nswap2l *nc = t->nc;
+	struct nswap2l_placement *old;
+	int id;
+
+	if (t->grown_map) {
+		nswap2l_map_commit_grow(&nc->map, t->grown_map, t->nr_pages);
+		t->grown_map = NULL;
+	}
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		if (!t->tier_changes[id])
+			continue;
+		nc->tiers[id]->type->ops->commit_reload(nc->tiers[id], t->tier_changes[id]);
+		t->tier_changes[id] = NULL;
+	}
+	old = rcu_replace_pointer(nc->placement, t->new_placement,
+				  lockdep_is_held(&nc->control_mutex));
+	t->new_placement = NULL;
+	synchronize_rcu();
+	old->destroy(old);
+	nc->overcommit = t->overcommit;
+	nc->timeout_secs = t->timeout_secs;
+	t->pending = false;
+}
+
+/*----------------------------------------------------------------
+ * Constructor and destructor
+ *--------------------------------------------------------------*/
+static void destroy_table(struct nswap2l_table *t)
+{
+	struct nswap2l *nc = t->nc;
+	int id;
+
+	mutex_lock(&registry_mutex);
+	if (t->pending)
+		cancel_reload(t);
+	if (nc && !--nc->tables) {
+		list_del(&nc->registry);
+		destroy_device(nc);
+	}
+	mutex_unlock(&registry_mutex);
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		if (t->devs[id])
+			dm_put_device(t->ti, t->devs[id]);
+	kfree(t);
+}
+
+static struct nswap2l *find_device(struct mapped_device *md)
+{
+	struct nswap2l *nc;
+
+	list_for_each_entry(nc, &registry, registry)
+		if (nc->md == md)
+			return nc;
+	return NULL;
+}
+
+static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct dm_arg_set as = { .argc = argc, .argv = argv };
+	struct table_args args = { };
+	struct nswap2l_table *t;
+	struct nswap2l *nc;
+	int id, r;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t) {
+		ti->error = "Cannot allocate target context";
+		return -ENOMEM;
+	}
+	t->ti = ti;
+
+	if (!ti->len || ti->len & (NSWAP2L_PAGE_SECTORS - 1)) {
+		nswap2l_bad_table(ti, "Length must be a non-zero multiple of 8 sectors",
+				  "length %llu sectors is not a non-zero multiple of %u sectors (4 KiB)",
+				  (unsigned long long)ti->len, NSWAP2L_PAGE_SECTORS);
+		r = -EINVAL;
+		goto bad;
+	}
+	t->nr_pages = NSWAP2L_SECTOR_TO_PAGE(ti->len);
+	r = parse_table_args(ti, &as, &args);
+	if (r)
+		goto bad;
+	r = open_tier_devices(t, &args);
+	if (r)
+		goto bad;
+	t->overcommit = args.overcommit;
+	t->timeout_secs = args.timeout_secs;
+
+	mutex_lock(&registry_mutex);
+	nc = find_device(dm_table_get_md(ti->table));
+	if (nc) {
+		t->nc = nc;
+		nc->tables++;
+		r = prepare_reload(t, &args);
+	} else {
+		r = create_device(t, &args, &nc);
+		if (!r) {
+			t->nc = nc;
+			nc->tables = 1;
+			list_add(&nc->registry, &registry);
+		}
+	}
+	mutex_unlock(&registry_mutex);
+	if (r)
+		goto bad;
+	t->placement_name = t->new_placement ? t->new_placement->type->name :
+			    nswap2l_placement_name(nc);
+
 	r = dm_set_target_max_io_len(ti, NSWAP2L_PAGE_SECTORS);
 	if (r)
 		goto bad;
-	ti->num_flush_bios = nc->nr_flush_tiers;
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		ti->num_flush_bios += nc->tiers[id] && nc->tiers[id]->type->ops->map_flush;
 	ti->num_discard_bios = 1;
 	ti->discards_supported = true;
 	ti->per_io_data_size = sizeof(struct nswap2l_bio);
 	/* Swap must not queue more bios than it can be given memory for. */
 	ti->limit_swap_bios = true;
-	ti->private = nc;
+	ti->private = t;
 	return 0;
 
 bad:
-	nswap2l_destroy(nc);
+	destroy_table(t);
 	return r;
 }
 
 static void nswap2l_dtr(struct dm_target *ti)
 {
-	nswap2l_destroy(ti->private);
+	destroy_table(ti->private);
 }
 
 /*----------------------------------------------------------------
- * Suspend, status, messages, limits
+ * Suspend and resume: nothing reaches a tier while suspended
  *--------------------------------------------------------------*/
 static void nswap2l_postsuspend(struct dm_target *ti)
 {
-	struct nswap2l *nc = ti->private;
+	struct nswap2l_table *t = ti->private;
+	struct nswap2l *nc = t->nc;
+	int id;
 
 	nswap2l_sysfs_remove(nc);
-	flush_workqueue(nc->wq);
-	nswap2l_mover_flush(nc);
+	mutex_lock(&nc->control_mutex);
+	nswap2l_mover_pause(nc);
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		if (nc->tiers[id] && nc->tiers[id]->type->ops->suspend)
+			nc->tiers[id]->type->ops->suspend(nc->tiers[id]);
+	nc->suspended = true;
+	mutex_unlock(&nc->control_mutex);
+}
+
+static int nswap2l_preresume(struct dm_target *ti)
+{
+	struct nswap2l_table *t = ti->private;
+
+	mutex_lock(&t->nc->control_mutex);
+	if (t->pending)
+		commit_reload(t);
+	mutex_unlock(&t->nc->control_mutex);
+	return 0;
 }
 
 static void nswap2l_resume(struct dm_target *ti)
 {
-	nswap2l_sysfs_add(ti->private);
-}
-
-static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
-		       unsigned int *sz_ptr)
-{
-	const char *placement;
-	bool default_placement, default_timeout;
-	unsigned int sz = *sz_ptr;
-	unsigned int nr_args;
+	struct nswap2l_table *t = ti->private;
+	struct nswap2l *nc = t->nc;
 	int id;
 
-	placement = nswap2l_placement_name(nc);
-	default_placement = !strcmp(placement, NSWAP2L_DEFAULT_PLACEMENT);
-	default_timeout = nc->tier_options.timeout_secs == NSWAP2L_DEFAULT_TIMEOUT_SECS;
-	nr_args = !default_placement + nc->overcommit + !!nc->key_spec + !default_timeout;
+	mutex_lock(&nc->control_mutex);
+	nc->suspended = false;
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		if (nc->tiers[id] && nc->tiers[id]->type->ops->resume)
+			nc->tiers[id]->type->ops->resume(nc->tiers[id]);
+	nswap2l_mover_resume(nc);
+	mutex_unlock(&nc->control_mutex);
+	nswap2l_sysfs_add(nc);
+}
 
+/*----------------------------------------------------------------
+ * Status, messages, limits
+ *--------------------------------------------------------------*/
+static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxlen,
+		       unsigned int *sz_ptr)
+{
+	struct nswap2l *nc = t->nc;
+	/* A table not resumed yet shows its own options, a live one the device's. */
+	const char *placement = t->pending ? t->placement_name : nswap2l_placement_name(nc);
+	unsigned int timeout = t->pending ? t->timeout_secs : nc->timeout_secs;
+	bool overcommit = t->pending ? t->overcommit : nc->overcommit;
+	bool default_placement = !strcmp(placement, NSWAP2L_DEFAULT_PLACEMENT);
+	bool default_timeout = timeout == NSWAP2L_DEFAULT_TIMEOUT_SECS;
+	unsigned int sz = *sz_ptr, nr_args;
+	int id;
+
+	nr_args = !default_placement + overcommit + !!nc->key_spec + !default_timeout;
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		nr_args += !!nc->tiers[id];
 
@@ -780,10 +984,10 @@ static void emit_table(struct nswap2l *nc, char *result, unsigned int maxlen,
 	if (nc->key_spec)
 		DMEMIT(" key=%s", nc->key_spec);
 	if (!default_timeout)
-		DMEMIT(" timeout=%u", nc->tier_options.timeout_secs);
+		DMEMIT(" timeout=%u", timeout);
 	if (!default_placement)
 		DMEMIT(" placement=%s", placement);
-	if (nc->overcommit)
+	if (overcommit)
 		DMEMIT(" overcommit");
 	*sz_ptr = sz;
 }
@@ -807,7 +1011,8 @@ static void sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum)
 static void nswap2l_status(struct dm_target *ti, status_type_t type,
 			   unsigned int status_flags, char *result, unsigned int maxlen)
 {
-	struct nswap2l *nc = ti->private;
+	struct nswap2l_table *t = ti->private;
+	struct nswap2l *nc = t->nc;
 	struct nswap2l_io_stats io;
 	unsigned int sz = 0, nr_tiers = 0;
 	int id;
@@ -824,7 +1029,7 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 			if (!tier)
 				continue;
 			DMEMIT(" %s %llu %lld %llu %llu %lld", tier->type->name,
-			       tier->capacity, atomic64_read(&tier->used),
+			       READ_ONCE(tier->capacity), atomic64_read(&tier->used),
 			       io.reads[id], io.writes[id], atomic64_read(&tier->discards));
 		}
 		DMEMIT(" %llu %lld %lld %lld", io.zero_reads, atomic64_read(&nc->nospace_errors),
@@ -837,7 +1042,7 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 		}
 		break;
 	case STATUSTYPE_TABLE:
-		emit_table(nc, result, maxlen, &sz);
+		emit_table(t, result, maxlen, &sz);
 		break;
 	default:
 		break;
@@ -851,15 +1056,14 @@ int nswap2l_set_placement(struct nswap2l *nc, const char *name)
 
 	new = nswap2l_placement_create(name, nc->tiers);
 	if (!new) {
-		DMERR("%s: placement %s: unknown policy ('help' lists them)",
-		      dm_table_device_name(nc->ti->table), name);
+		DMERR("%s: placement %s: unknown policy ('help' lists them)", nc->name, name);
 		return -EINVAL;
 	}
 	if (IS_ERR(new))
 		return PTR_ERR(new);
-	mutex_lock(&nc->placement_mutex);
-	old = rcu_replace_pointer(nc->placement, new, lockdep_is_held(&nc->placement_mutex));
-	mutex_unlock(&nc->placement_mutex);
+	mutex_lock(&nc->control_mutex);
+	old = rcu_replace_pointer(nc->placement, new, lockdep_is_held(&nc->control_mutex));
+	mutex_unlock(&nc->control_mutex);
 	synchronize_rcu();
 	old->destroy(old);
 	return 0;
@@ -899,9 +1103,9 @@ ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf)
 static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 			   char *result, unsigned int maxlen)
 {
-	struct nswap2l *nc = ti->private;
+	struct nswap2l_table *t = ti->private;
+	struct nswap2l *nc = t->nc;
 	unsigned int sz = 0;
-
 	int id, r;
 
 	if (argc == 1 && !strcasecmp(argv[0], "help")) {
@@ -927,14 +1131,21 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 	}
 
 	DMERR("%s: unknown message '%s' with %u argument(s); try 'help'",
-	      dm_table_device_name(ti->table), argc ? argv[0] : "", argc ? argc - 1 : 0);
+	      nc->name, argc ? argv[0] : "", argc ? argc - 1 : 0);
 	return -EINVAL;
 }
 
 static int nswap2l_iterate_devices(struct dm_target *ti,
 				   iterate_devices_callout_fn fn, void *data)
 {
-	return iterate_tier_devices(ti->private, fn, data);
+	struct nswap2l_table *t = ti->private;
+	int id, r = 0;
+
+	for (id = 0; id < NSWAP2L_NR_TIERS && !r; id++)
+		if (t->devs[id])
+			r = fn(ti, t->devs[id], 0,
+			       NSWAP2L_PAGE_TO_SECTOR(nswap2l_block_slots(t->devs[id], t->nr_pages)), data);
+	return r;
 }
 
 static void nswap2l_io_hints(struct dm_target *ti, struct queue_limits *limits)
@@ -949,13 +1160,14 @@ static void nswap2l_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type nswap2l_target = {
 	.name = "nswap2l",
-	.version = {0, 1, 0},
+	.version = {0, 2, 0},
 	.module = THIS_MODULE,
 	.ctr = nswap2l_ctr,
 	.dtr = nswap2l_dtr,
 	.map = nswap2l_map,
 	.end_io = nswap2l_end_io,
 	.postsuspend = nswap2l_postsuspend,
+	.preresume = nswap2l_preresume,
 	.resume = nswap2l_resume,
 	.status = nswap2l_status,
 	.message = nswap2l_message,

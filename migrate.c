@@ -13,18 +13,19 @@
  * freed only after bios that may still read it have completed.
  *
  * Everything is preallocated in the constructor: one batch of pages and
- * bios, reused for every batch.
+ * bios, reused for every batch.  While the device is suspended the mover is
+ * paused between batches; a job keeps its place in the map and goes on
+ * after resume.
  */
 #include <linux/bio.h>
 #include <linux/completion.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 
 #include "nswap2l.h"
 
 struct move_page {
 	u64 page;
-	u64 old_entry;			/* as flagged, without REFERENCED */
+	u64 old_entry;			/* the home, as flagged */
 	u64 new_entry;
 	struct page *data;
 	struct bio bio;
@@ -37,9 +38,10 @@ struct nswap2l_mover {
 	struct nswap2l *nc;
 	struct workqueue_struct *wq;
 	struct work_struct work;
-	spinlock_t lock;		/* protects jobs and stopped */
+	spinlock_t lock;		/* protects jobs, stopped and paused */
 	struct list_head jobs;
-	bool stopped;			/* the target is going away */
+	bool stopped;			/* the device is going away */
+	bool paused;			/* the device is suspended */
 
 	struct move_page pages[NSWAP2L_MOVE_BATCH];
 	unsigned int nr_pages;
@@ -68,10 +70,11 @@ static void move_io(struct nswap2l_mover *mover, enum req_op op)
 	for (i = 0; i < mover->nr_pages; i++) {
 		struct move_page *mp = &mover->pages[i];
 		u64 entry = op == REQ_OP_READ ? mp->old_entry : mp->new_entry;
-		struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
+		struct nswap2l_tier *tier;
 
 		if (mp->status)
-			continue;
+			continue;	/* no new home for it, or its read failed */
+		tier = nc->tiers[nswap2l_entry_tier(entry)];
 		bio_init(&mp->bio, NULL, &mp->bvec, 1, op);
 		mp->bio_in_use = true;
 		__bio_add_page(&mp->bio, mp->data, PAGE_SIZE, 0);
@@ -93,58 +96,13 @@ static void move_io(struct nswap2l_mover *mover, enum req_op op)
 	}
 }
 
-static void free_entry_slot(struct nswap2l *nc, u64 entry, bool written)
-{
-	struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
-	u64 slot = nswap2l_entry_slot(entry);
-
-	tier->type->ops->free_slots(tier, &slot, 1, written);
-}
-
-/* Flag the page as moving if it still is at @entry; false if it changed. */
-static bool flag_moving(struct nswap2l *nc, u64 page, u64 entry)
-{
-	u64 cur = atomic64_read(&nc->map[page]);
-
-	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == entry) {
-		u64 old = atomic64_cmpxchg(&nc->map[page], cur, cur | NSWAP2L_ENTRY_MIGRATING);
-
-		if (old == cur)
-			return true;
-		cur = old;
-	}
-	return false;
-}
-
-/*
- * Replace the flagged entry of a page nothing touched since it was flagged:
- * with its new home, or (@new_entry 0) with the old one unflagged.  Keeps
- * the referenced bit.  False if a write or a discard changed the entry.
- */
-static bool replace_flagged(struct nswap2l *nc, struct move_page *mp, u64 new_entry)
-{
-	u64 flagged = mp->old_entry | NSWAP2L_ENTRY_MIGRATING;
-	u64 cur = atomic64_read(&nc->map[mp->page]);
-
-	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == flagged) {
-		u64 new = new_entry ? new_entry | (cur & NSWAP2L_ENTRY_REFERENCED) :
-				      cur & ~NSWAP2L_ENTRY_MIGRATING;
-		u64 old = atomic64_cmpxchg(&nc->map[mp->page], cur, new);
-
-		if (old == cur)
-			return true;
-		cur = old;
-	}
-	return false;
-}
-
 static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 {
 	struct nswap2l *nc = mover->nc;
 	unsigned int i, moved = 0;
 
 	/* Bios that saw the page before it was flagged may still write the old home. */
-	nswap2l_wait_inflight(&nc->epochs);
+	nswap2l_inflight_wait(&nc->map.inflight);
 	move_io(mover, REQ_OP_READ);
 
 	for (i = 0; i < mover->nr_pages; i++) {
@@ -158,23 +116,24 @@ static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job
 	for (i = 0; i < mover->nr_pages; i++) {
 		struct move_page *mp = &mover->pages[i];
 
-		if (!mp->status && replace_flagged(nc, mp, mp->new_entry))
+		if (!mp->status &&
+		    nswap2l_map_replace_flagged(&nc->map, mp->page, mp->old_entry, mp->new_entry))
 			continue;
 		if (mp->new_entry)
-			free_entry_slot(nc, mp->new_entry, !mp->status);
-		replace_flagged(nc, mp, 0);
+			nswap2l_free_home(nc, mp->new_entry, !mp->status);
+		nswap2l_map_replace_flagged(&nc->map, mp->page, mp->old_entry, 0);
 		mp->status = mp->status ? mp->status : BLK_STS_AGAIN;
 		job->left++;
 	}
 
 	/* Bios that saw the old home may still be reading it. */
-	nswap2l_wait_inflight(&nc->epochs);
+	nswap2l_inflight_wait(&nc->map.inflight);
 	for (i = 0; i < mover->nr_pages; i++) {
 		struct move_page *mp = &mover->pages[i];
 
 		if (mp->status)
 			continue;
-		free_entry_slot(nc, mp->old_entry, true);
+		nswap2l_free_home(nc, mp->old_entry, true);
 		moved++;
 	}
 	job->moved += moved;
@@ -182,32 +141,51 @@ static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job
 	mover->nr_pages = 0;
 }
 
-static void run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
+/* Pages scanned between two looks at the CPU and at a pause request. */
+#define MOVE_SCAN_STRETCH	1024
+
+static bool mover_paused(struct nswap2l_mover *mover)
+{
+	return READ_ONCE(mover->paused) || READ_ONCE(mover->stopped);
+}
+
+/* Returns false if the device was suspended: the job goes on from next_page. */
+static bool run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 {
 	struct nswap2l *nc = mover->nc;
+	struct nswap2l_map *map = &nc->map;
 	u64 page;
 
-	for (page = 0; page < nc->nr_pages; page++) {
-		u64 entry = atomic64_read(&nc->map[page]) & ~NSWAP2L_ENTRY_REFERENCED;
+	for (page = job->next_page; page < map->nr_pages; page++) {
+		u64 home = nswap2l_map_lookup(map, page) & ~NSWAP2L_ENTRY_REFERENCED;
 		struct move_page *mp;
 
-		if (!entry || entry & NSWAP2L_ENTRY_MIGRATING ||
-		    nc->tiers[nswap2l_entry_tier(entry)] != job->tier ||
-		    !job->wants(job, nswap2l_entry_slot(entry)) ||
-		    !flag_moving(nc, page, entry))
+		if (!(page % MOVE_SCAN_STRETCH)) {
+			if (mover_paused(mover)) {
+				if (mover->nr_pages)
+					move_batch(mover, job);
+				job->next_page = page;
+				return false;
+			}
+			cond_resched();
+		}
+		if (!home || home & NSWAP2L_ENTRY_MIGRATING ||
+		    nc->tiers[nswap2l_entry_tier(home)] != job->tier ||
+		    !job->wants(job, nswap2l_entry_slot(home)) ||
+		    !nswap2l_map_flag_moving(map, page, home))
 			continue;
 
 		mp = &mover->pages[mover->nr_pages++];
 		mp->page = page;
-		mp->old_entry = entry;
+		mp->old_entry = home;
 		mp->new_entry = 0;
 		mp->status = BLK_STS_OK;
 		if (mover->nr_pages == NSWAP2L_MOVE_BATCH)
 			move_batch(mover, job);
-		cond_resched();
 	}
 	if (mover->nr_pages)
 		move_batch(mover, job);
+	return true;
 }
 
 static void mover_work(struct work_struct *work)
@@ -217,15 +195,20 @@ static void mover_work(struct work_struct *work)
 
 	for (;;) {
 		spin_lock_irq(&mover->lock);
-		job = list_first_entry_or_null(&mover->jobs, struct nswap2l_move_job, list);
+		job = mover->paused || mover->stopped ? NULL :
+		      list_first_entry_or_null(&mover->jobs, struct nswap2l_move_job, list);
 		if (job)
 			list_del(&job->list);
 		spin_unlock_irq(&mover->lock);
 		if (!job)
 			return;
-		job->moved = 0;
-		job->left = 0;
-		run_job(mover, job);
+		if (!run_job(mover, job)) {
+			/* Suspended: first again after resume. */
+			spin_lock_irq(&mover->lock);
+			list_add(&job->list, &mover->jobs);
+			spin_unlock_irq(&mover->lock);
+			return;
+		}
 		job->done(job);
 	}
 }
@@ -234,25 +217,46 @@ bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job)
 {
 	struct nswap2l_mover *mover = nc->mover;
 	unsigned long flags;
-	bool queued;
+	bool queued, run;
 
-	if (!mover || !READ_ONCE(mover->wq))
-		return false;	/* still being built */
+	job->moved = 0;
+	job->left = 0;
+	job->next_page = 0;
 	spin_lock_irqsave(&mover->lock, flags);
 	queued = !mover->stopped;
 	if (queued)
 		list_add_tail(&job->list, &mover->jobs);
+	run = queued && !mover->paused;
 	spin_unlock_irqrestore(&mover->lock, flags);
-	if (queued)
+	if (run)
 		queue_work(mover->wq, &mover->work);
 	return queued;
 }
 
-void nswap2l_mover_flush(struct nswap2l *nc)
+void nswap2l_mover_pause(struct nswap2l *nc)
 {
-	flush_workqueue(nc->mover->wq);
+	struct nswap2l_mover *mover = nc->mover;
+
+	spin_lock_irq(&mover->lock);
+	mover->paused = true;
+	spin_unlock_irq(&mover->lock);
+	flush_work(&mover->work);
 }
 
+void nswap2l_mover_resume(struct nswap2l *nc)
+{
+	struct nswap2l_mover *mover = nc->mover;
+	bool run;
+
+	spin_lock_irq(&mover->lock);
+	mover->paused = false;
+	run = !mover->stopped && !list_empty(&mover->jobs);
+	spin_unlock_irq(&mover->lock);
+	if (run)
+		queue_work(mover->wq, &mover->work);
+}
+
+/* Queued jobs are dropped: the tiers that own them are going away. */
 void nswap2l_mover_stop(struct nswap2l *nc)
 {
 	struct nswap2l_mover *mover = nc->mover;
@@ -261,8 +265,9 @@ void nswap2l_mover_stop(struct nswap2l *nc)
 		return;
 	spin_lock_irq(&mover->lock);
 	mover->stopped = true;
+	INIT_LIST_HEAD(&mover->jobs);
 	spin_unlock_irq(&mover->lock);
-	flush_workqueue(mover->wq);
+	cancel_work_sync(&mover->work);
 }
 
 void nswap2l_mover_destroy(struct nswap2l *nc)
@@ -281,6 +286,7 @@ void nswap2l_mover_destroy(struct nswap2l *nc)
 	nc->mover = NULL;
 }
 
+/* A new device starts paused: jobs run once its first table is resumed. */
 int nswap2l_mover_create(struct nswap2l *nc)
 {
 	struct nswap2l_mover *mover;
@@ -291,6 +297,7 @@ int nswap2l_mover_create(struct nswap2l *nc)
 		return -ENOMEM;
 	nc->mover = mover;
 	mover->nc = nc;
+	mover->paused = true;
 	spin_lock_init(&mover->lock);
 	INIT_LIST_HEAD(&mover->jobs);
 	INIT_WORK(&mover->work, mover_work);
@@ -301,7 +308,6 @@ int nswap2l_mover_create(struct nswap2l *nc)
 			return -ENOMEM;
 	}
 	/* Ordered: one batch at a time, with the preallocated pages. */
-	mover->wq = alloc_ordered_workqueue("nswap2l-move-%s", WQ_MEM_RECLAIM,
-					    dm_table_device_name(nc->ti->table));
+	mover->wq = alloc_ordered_workqueue("nswap2l-move-%s", WQ_MEM_RECLAIM, nc->name);
 	return mover->wq ? 0 : -ENOMEM;
 }

@@ -2,16 +2,19 @@
 /*
  * dm-nswap2l: one block device over Network RAM, flash and disk tiers.
  *
- * Shared structures and prototypes of the interface layer (the target),
- * the policies and the tier mechanisms.
+ * Shared structures and prototypes of the interface layer (the target), the
+ * core state (the map and in-flight tracking), the policies, the background
+ * mover and the tier mechanisms.
  */
 #ifndef NSWAP2L_H
 #define NSWAP2L_H
 
 #include <linux/atomic.h>
+#include <linux/blkdev.h>
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -69,20 +72,42 @@ static inline u64 nswap2l_entry_slot(u64 entry)
 	return entry >> NSWAP2L_ENTRY_SLOT_SHIFT;
 }
 
+/* The home of a page: tier and slot, without the flag bits. */
+static inline u64 nswap2l_entry_home(u64 entry)
+{
+	return entry & ~(NSWAP2L_ENTRY_REFERENCED | NSWAP2L_ENTRY_MIGRATING);
+}
+
+struct nswap2l;
 struct nswap2l_tier;
 struct nswap2l_tier_type;
 
-/*
- * Bio status from a tier meaning "I could not store this write, put the page
- * on another tier".  Never seen above the target: the bios we send down
- * never carry REQ_NOWAIT, so no device below returns it for its own reasons.
- */
-#define NSWAP2L_STS_TRY_ELSEWHERE	BLK_STS_AGAIN
+/* Bio lists filled from any context and emptied by a worker. */
+static inline void nswap2l_add_bio(spinlock_t *lock, struct bio_list *list, struct bio *bio)
+{
+	unsigned long flags;
 
-/* Table options a tier may need when it is created. */
+	spin_lock_irqsave(lock, flags);
+	bio_list_add(list, bio);
+	spin_unlock_irqrestore(lock, flags);
+}
+
+static inline struct bio_list nswap2l_take_bios(spinlock_t *lock, struct bio_list *list)
+{
+	struct bio_list bios;
+
+	spin_lock_irq(lock);
+	bios = *list;
+	bio_list_init(list);
+	spin_unlock_irq(lock);
+	return bios;
+}
+
+/* Table options a tier may need when it is created or reloaded. */
 struct nswap2l_tier_options {
 	const char *key_spec;		/* key=:<size>:<type>:<desc>, or NULL */
 	unsigned int timeout_secs;	/* Network RAM request timeout */
+	u64 device_pages;		/* a tier never needs more slots than this */
 };
 
 #define NSWAP2L_DEFAULT_TIMEOUT_SECS	30
@@ -96,14 +121,43 @@ void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt,
 
 /*
  * Mechanism of one tier.  alloc_slot() and map() run in the bio submission
- * path and must not block; free_slots() runs on the worker.
+ * path and must not block; free_slots() runs on a worker.
+ *
+ * Life of a tier: create() when the first table of a device is loaded, then
+ * start() once everything a tier may call into exists; reloads go through
+ * prepare_reload() (in the new table's constructor: check and allocate,
+ * change nothing), then commit_reload() while the device is suspended, or
+ * cancel_reload() if the new table is never resumed.  stop() ends every
+ * thread and work of the tier before the device is taken down; destroy()
+ * copes with a half-built tier.
  */
 struct nswap2l_tier_ops {
-	/* Parse @arg (the value after "name="), open the tier. Sets ti->error. */
+	/*
+	 * Parse @arg (the value after "name="), set the tier up.  @dev is the
+	 * table's device for block tiers, NULL otherwise.  Sets ti->error.
+	 */
 	int (*create)(struct dm_target *ti, const struct nswap2l_tier_type *type,
-		      const char *arg, const struct nswap2l_tier_options *opts,
+		      const char *arg, struct dm_dev *dev,
+		      const struct nswap2l_tier_options *opts,
 		      struct nswap2l_tier **result);
-	void (*destroy)(struct dm_target *ti, struct nswap2l_tier *tier);
+	int (*start)(struct nswap2l_tier *tier, struct dm_target *ti);	/* optional */
+	void (*stop)(struct nswap2l_tier *tier);			/* optional */
+	void (*destroy)(struct nswap2l_tier *tier);
+
+	/*
+	 * A new table names this tier with @arg: fail (ti->error, dmesg) unless
+	 * every page the tier holds stays reachable; prepare what the change
+	 * needs in *@change (NULL if nothing).
+	 */
+	int (*prepare_reload)(struct nswap2l_tier *tier, struct dm_target *ti,
+			      const char *arg, struct dm_dev *dev,
+			      const struct nswap2l_tier_options *opts, void **change);
+	void (*commit_reload)(struct nswap2l_tier *tier, void *change);
+	void (*cancel_reload)(struct nswap2l_tier *tier, void *change);
+
+	/* Hold and release the tier's own background traffic (optional). */
+	void (*suspend)(struct nswap2l_tier *tier);
+	void (*resume)(struct nswap2l_tier *tier);
 
 	/* Reserve a free slot; -ENOSPC when the tier is full. */
 	int (*alloc_slot)(struct nswap2l_tier *tier, u64 *slot);
@@ -115,11 +169,7 @@ struct nswap2l_tier_ops {
 	void (*free_slots)(struct nswap2l_tier *tier, const u64 *slots,
 			   unsigned int nr, bool written);
 
-	/*
-	 * Send a read or write of @slot; returns a DM_MAPIO_* code.  A tier
-	 * that cannot store a write it took completes it with
-	 * NSWAP2L_STS_TRY_ELSEWHERE, and the core places the page elsewhere.
-	 */
+	/* Send a read or write of @slot; returns a DM_MAPIO_* code. */
 	int (*map)(struct nswap2l_tier *tier, struct bio *bio, u64 slot);
 	/* Send an empty flush; NULL when the tier has no volatile cache. */
 	int (*map_flush)(struct nswap2l_tier *tier, struct bio *bio);
@@ -127,8 +177,6 @@ struct nswap2l_tier_ops {
 	/* Table argument value, as dmsetup table shows it. */
 	void (*emit_table_arg)(struct nswap2l_tier *tier, char *result,
 			       unsigned int maxlen, unsigned int *sz);
-	int (*iterate_devices)(struct dm_target *ti, struct nswap2l_tier *tier,
-			       iterate_devices_callout_fn fn, void *data);
 	/* Extra status fields (optional), appended after the common ones. */
 	void (*emit_status)(struct nswap2l_tier *tier, char *result,
 			    unsigned int maxlen, unsigned int *sz);
@@ -144,8 +192,16 @@ struct nswap2l_tier_type {
 	enum nswap2l_tier_id id;
 	const struct nswap2l_tier_ops *ops;
 	const char *messages_help;	/* lines for the 'help' message, or NULL */
+	/* The table argument names a block device (opened by the table). */
+	bool has_device;
 	/* Tell the device which slots no longer hold data (SSDs want this). */
 	bool discard_freed_slots;
+	/*
+	 * A write that fails on this tier was not stored and may go to another
+	 * home (a full or failed server); reads that fail may be retried.
+	 * Failed bios of other tiers complete with their error.
+	 */
+	bool retry_failed_bios;
 };
 
 extern const struct nswap2l_tier_type nswap2l_netram_tier;
@@ -155,7 +211,8 @@ extern const struct nswap2l_tier_type nswap2l_disk_tier;
 /* Common part of every tier; counters are in pages. */
 struct nswap2l_tier {
 	const struct nswap2l_tier_type *type;
-	struct nswap2l *nc;		/* the target, set once the tier is created */
+	struct nswap2l *nc;		/* the device, set once the tier is created */
+	struct dm_dev *dev;		/* block tiers: the device, else NULL */
 	u64 capacity;			/* changes at run time for Network RAM */
 	atomic64_t used;
 	atomic64_t discards;
@@ -169,21 +226,107 @@ static inline u64 nswap2l_tier_free(struct nswap2l_tier *tier)
 	return used >= (s64)capacity ? 0 : capacity - used;
 }
 
-
 /* Block-device tiers (tier_block.c), shared by flash and disk. */
 extern const struct nswap2l_tier_ops nswap2l_block_tier_ops;
 
+/* Slots a block tier on @dev needs: no more than the device has pages. */
+static inline u64 nswap2l_block_slots(struct dm_dev *dev, u64 device_pages)
+{
+	return min_t(u64, NSWAP2L_SECTOR_TO_PAGE(bdev_nr_sectors(dev->bdev)), device_pages);
+}
+
+/*----------------------------------------------------------------
+ * Core state (map.c): the per-page map, every transition of an entry,
+ * and in-flight tracking.
+ *--------------------------------------------------------------*/
+
 /*
- * In-flight I/O epochs.  A slot freed by discard must not be reused while a
- * bio that looked the page up before the discard can still reach it.  Bios
- * count themselves in the current epoch; the freer flips the epoch and waits
- * for the old one to drain before it frees the slots.
+ * In-flight I/O, in two epochs.  A slot that is freed, or a page whose old
+ * home is about to be freed, must wait until every bio that looked the page
+ * up before has completed.  Bios count themselves in the current epoch; a
+ * waiter flips the epoch and waits for the old one to drain.  One waiter at
+ * a time (wait_mutex): a second flip while the first waits would let the
+ * second waiter miss bios counted in the first epoch.
  */
-struct nswap2l_epochs {
+struct nswap2l_inflight {
 	unsigned int current_epoch;
-	atomic_t inflight[2];
+	atomic_t count[2];
 	wait_queue_head_t drained;
+	struct mutex wait_mutex;
 };
+
+#define NSWAP2L_NO_EPOCH	0xff
+
+/* Pages a discard clears before it waits once for in-flight I/O and frees them. */
+#define NSWAP2L_FREE_BATCH	512
+
+struct nswap2l_map {
+	u64 nr_pages;
+	atomic64_t *entries;
+	struct nswap2l_inflight inflight;
+	/* Slots cleared by discard, awaiting the in-flight wait; discard worker only. */
+	u64 *freed[NSWAP2L_NR_TIERS];
+	unsigned int nr_freed[NSWAP2L_NR_TIERS];
+};
+
+int nswap2l_map_init(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti);
+void nswap2l_map_exit(struct nswap2l_map *map);
+/* Bytes of RAM the map of @nr_pages takes. */
+u64 nswap2l_map_bytes(u64 nr_pages);
+/* Zeroed memory of any size the machine can hold, or NULL; kvfree() it. */
+void *nswap2l_zalloc_large(u64 bytes);
+/* Reload: a map for more pages is prepared, then the old entries move in. */
+atomic64_t *nswap2l_map_prepare_grow(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti);
+void nswap2l_map_commit_grow(struct nswap2l_map *map, atomic64_t *entries, u64 nr_pages);
+
+static inline u64 nswap2l_map_lookup(struct nswap2l_map *map, u64 page)
+{
+	return atomic64_read(&map->entries[page]);
+}
+
+unsigned int nswap2l_inflight_enter(struct nswap2l_inflight *inflight);
+void nswap2l_inflight_exit(struct nswap2l_inflight *inflight, unsigned int epoch);
+/* Wait until every bio that started before this call has completed. */
+void nswap2l_inflight_wait(struct nswap2l_inflight *inflight);
+
+/*
+ * Choose a home for @page with the placement policy and reserve its slot;
+ * the caller installs the entry or frees the slot.  -ENOSPC if no tier has
+ * room.
+ */
+int nswap2l_alloc_home(struct nswap2l *nc, u64 page, u64 *entry);
+/* Give the slot of @entry back to its tier. */
+void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written);
+/*
+ * Give @page a new home, replacing the entry whose home is @expected (0 for
+ * a page written for the first time).  0 with the new entry in *@entry;
+ * -EAGAIN if the entry changed meanwhile, with the current entry in *@entry;
+ * -ENOSPC if no tier has room.
+ */
+int nswap2l_map_place(struct nswap2l *nc, u64 page, u64 expected, u64 *entry);
+/*
+ * Note a read or write of @page: set the referenced bit and, for a write,
+ * clear the migrating bit.  Returns the entry to send the bio to.
+ */
+u64 nswap2l_map_note_access(struct nswap2l_map *map, u64 page, u64 entry, bool write);
+/* Flag the page as moving if its home still is @home; false if it changed. */
+bool nswap2l_map_flag_moving(struct nswap2l_map *map, u64 page, u64 home);
+/*
+ * Replace the flagged entry of a page nothing touched since it was flagged
+ * at @home: with @new_home, or (0) with the old one unflagged.  Keeps the
+ * referenced bit.  False if a write or a discard changed the entry.
+ */
+bool nswap2l_map_replace_flagged(struct nswap2l_map *map, u64 page, u64 home, u64 new_home);
+/*
+ * Discard the whole pages [@first, @end): clear their entries, wait for bios
+ * that may still use their slots, give the slots back.  Worker only.
+ */
+void nswap2l_map_discard(struct nswap2l *nc, u64 first, u64 end);
+
+/*----------------------------------------------------------------
+ * The device: state that lives as long as the mapped device, across table
+ * reloads (found by the mapped device, dm-thin's pool registry).
+ *--------------------------------------------------------------*/
 
 /* Counted on every bio: per CPU, so that CPUs do not share a cache line. */
 struct nswap2l_io_stats {
@@ -193,29 +336,36 @@ struct nswap2l_io_stats {
 };
 
 struct nswap2l {
-	struct dm_target *ti;
-	u64 nr_pages;
-	atomic64_t *map;			/* one entry per page, see nswap2l.h */
+	struct list_head registry;		/* registry list, under its mutex */
+	struct mapped_device *md;
+	unsigned int tables;			/* tables using it, registry mutex */
+	struct dm_target *ti;			/* the bound (live) table */
+	char name[16];				/* major:minor, for messages */
 
+	struct nswap2l_map map;
 	struct nswap2l_tier *tiers[NSWAP2L_NR_TIERS];	/* by id, NULL if absent */
-	struct nswap2l_tier *flush_tiers[NSWAP2L_NR_TIERS];
-	unsigned int nr_flush_tiers;
 
 	struct nswap2l_placement __rcu *placement;
-	struct mutex placement_mutex;		/* replacing the policy */
+	struct mutex control_mutex;		/* placement, suspend state */
 	bool overcommit;
-	struct nswap2l_tier_options tier_options;
+	unsigned int timeout_secs;
 	char *key_spec;				/* as given, for the table line */
+	bool suspended;				/* background I/O held */
 
-	struct nswap2l_epochs epochs;
+	/* Bios that a tier failed: rerouted or completed here, never in end_io. */
+	struct workqueue_struct *bio_wq;
+	struct work_struct deferred_work;
+	spinlock_t deferred_lock;		/* deferred_bios, held_bios */
+	struct bio_list deferred_bios;
+	/* Fault injection: bios held before they reach their tier. */
+	struct bio_list held_bios;
+	struct delayed_work held_work;
 
-	struct workqueue_struct *wq;
+	/* Discards wait for in-flight I/O: on their own queue. */
+	struct workqueue_struct *discard_wq;
 	struct work_struct discard_work;
 	spinlock_t discard_lock;		/* protects discard_bios */
 	struct bio_list discard_bios;
-	/* Slots cleared from the map, awaiting the epoch drain; worker only. */
-	u64 *freed[NSWAP2L_NR_TIERS];
-	unsigned int nr_freed[NSWAP2L_NR_TIERS];
 
 	struct nswap2l_mover *mover;
 	struct nswap2l_sysfs *sysfs;		/* while the table is live */
@@ -235,20 +385,11 @@ void nswap2l_sysfs_remove(struct nswap2l *nc);
 int nswap2l_sysfs_init(void);
 void nswap2l_sysfs_exit(void);
 
-/* Wait until every bio that started before this call has completed. */
-void nswap2l_wait_inflight(struct nswap2l_epochs *e);
-
-/*
- * Choose a home for @page with the placement policy and reserve its slot;
- * the caller installs the entry or frees the slot.  -ENOSPC if no tier has
- * room.
- */
-int nswap2l_alloc_home(struct nswap2l *nc, u64 page, u64 *entry);
-
-/*
+/*----------------------------------------------------------------
  * Background moves (migrate.c): every page of @tier whose slot @wants is
- * moved to a new home; then done() runs on the mover's thread.
- */
+ * moved to a new home; then done() runs on the mover's thread.  Jobs wait
+ * while the device is suspended and continue where they stopped.
+ *--------------------------------------------------------------*/
 #define NSWAP2L_MOVE_BATCH	32
 
 struct nswap2l_move_job {
@@ -256,6 +397,7 @@ struct nswap2l_move_job {
 	bool (*wants)(struct nswap2l_move_job *job, u64 slot);
 	void (*done)(struct nswap2l_move_job *job);
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
+	u64 next_page;			/* where the scan goes on */
 	struct list_head list;
 };
 
@@ -263,15 +405,18 @@ int nswap2l_mover_create(struct nswap2l *nc);
 /* Stop taking jobs and finish the queued ones; then tiers can go. */
 void nswap2l_mover_stop(struct nswap2l *nc);
 void nswap2l_mover_destroy(struct nswap2l *nc);
-void nswap2l_mover_flush(struct nswap2l *nc);
+/* Suspend: return once no batch runs; queued jobs wait for resume. */
+void nswap2l_mover_pause(struct nswap2l *nc);
+void nswap2l_mover_resume(struct nswap2l *nc);
 /* False if the mover is stopped: the job will not run. */
 bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job);
 
-/*
- * Placement policy: decides which tier a newly written page goes to.  The
- * core does the allocation; the policy only chooses, never blocks and never
- * allocates memory on the I/O path (dm-cache's split).
- */
+/*----------------------------------------------------------------
+ * Policies (policy/): they decide, the core executes.  They never block
+ * and never allocate memory on the I/O path (dm-cache's split).
+ *--------------------------------------------------------------*/
+
+/* Placement: which tier a newly written page goes to. */
 struct nswap2l_placement {
 	/*
 	 * Next tier to try for @page, skipping the tiers whose bit is set in
@@ -297,11 +442,31 @@ struct nswap2l_placement *nswap2l_placement_create(const char *name,
 						   struct nswap2l_tier *const *tiers);
 void nswap2l_placement_list(char *result, unsigned int maxlen, unsigned int *sz);
 
+/*
+ * Server choice: which Network RAM server takes a new page.  The tier hands
+ * the policy each server's free pages (its last word, minus the pages we
+ * sent since); the policy picks one of those allowed in @candidates (a bit
+ * per server index).  Mirroring will ask for a second, distinct one.
+ */
+struct nswap2l_server_choice {
+	const char *name;
+	/* Index of the server to take the page, or -ENOSPC. */
+	int (*pick)(const s64 *free_pages, unsigned int nr, unsigned long candidates);
+};
+
+extern const struct nswap2l_server_choice nswap2l_most_free_server;
+
 int nswap2l_policies_init(void);
 void nswap2l_policies_exit(void);
 
-/* One registration pair per policy file in policy/. */
+/* One registration pair per placement policy file in policy/. */
 int nswap2l_fastest_free_init(void);
 void nswap2l_fastest_free_exit(void);
+
+/*----------------------------------------------------------------
+ * Fault injection for the tests (dm-nswap2l-target.c), off by default.
+ *--------------------------------------------------------------*/
+/* Milliseconds a read or write is held between its map lookup and its tier. */
+extern unsigned int nswap2l_fault_hold_ms;
 
 #endif /* NSWAP2L_H */

@@ -7,9 +7,9 @@
  *   tiers       one line per tier: name capacity used reads writes discards
  *   servers     one line per Network RAM server (see the tier)
  *
- * The directory exists while the table is live: it is added on resume and
- * removed on postsuspend, so that a table being loaded next to the live one
- * (dmsetup reload) does not collide with it.
+ * The directory belongs to the device, whatever table is loaded: it exists
+ * while the device is resumed (added on resume, removed on postsuspend), so
+ * that nothing reads the device's state while a reload changes it.
  */
 #include <linux/kobject.h>
 #include <linux/slab.h>
@@ -93,7 +93,7 @@ void nswap2l_sysfs_add(struct nswap2l *nc)
 	char name[DM_NAME_LEN];
 	int r;
 
-	if (nc->sysfs || dm_copy_name_and_uuid(dm_table_get_md(nc->ti->table), name, NULL))
+	if (nc->sysfs || dm_copy_name_and_uuid(nc->md, name, NULL))
 		return;
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
@@ -102,8 +102,7 @@ void nswap2l_sysfs_add(struct nswap2l *nc)
 	init_completion(&s->released);
 	r = kobject_init_and_add(&s->kobj, &nswap2l_ktype, nswap2l_kobj, "%s", name);
 	if (r) {
-		DMWARN("%s: no /sys/kernel/nswap2l/%s (error %d)",
-		       dm_table_device_name(nc->ti->table), name, r);
+		DMWARN("%s: no /sys/kernel/nswap2l/%s (error %d)", nc->name, name, r);
 		kobject_put(&s->kobj);
 		wait_for_completion(&s->released);
 		kfree(s);

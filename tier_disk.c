@@ -10,5 +10,6 @@ const struct nswap2l_tier_type nswap2l_disk_tier = {
 	.name = "disk",
 	.id = NSWAP2L_TIER_DISK,
 	.ops = &nswap2l_block_tier_ops,
+	.has_device = true,
 	.discard_freed_slots = false,
 };

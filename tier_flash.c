@@ -9,5 +9,6 @@ const struct nswap2l_tier_type nswap2l_flash_tier = {
 	.name = "flash",
 	.id = NSWAP2L_TIER_FLASH,
 	.ops = &nswap2l_block_tier_ops,
+	.has_device = true,
 	.discard_freed_slots = true,
 };

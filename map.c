@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The core state of a device: one map entry per 4 KiB page naming the tier
+ * and slot that hold it (nswap2l.h has the layout), every transition of an
+ * entry, and the in-flight tracking that keeps a slot alive while a bio
+ * that looked it up may still use it.
+ *
+ * Entries change only by atomic compare-and-exchange, so the bio path takes
+ * no lock: a write and the mover, or a write and a discard, race on one
+ * entry and exactly one of them wins.  Everything above (the target, the
+ * mover, sysfs, prefetching) goes through these functions; nothing here
+ * calls back up.
+ */
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "nswap2l.h"
+
+/*----------------------------------------------------------------
+ * Memory
+ *--------------------------------------------------------------*/
+u64 nswap2l_map_bytes(u64 nr_pages)
+{
+	return nr_pages * sizeof(atomic64_t);
+}
+
+/* kvmalloc() refuses more than INT_MAX bytes; vmalloc() takes any size. */
+void *nswap2l_zalloc_large(u64 bytes)
+{
+	if (bytes <= INT_MAX)
+		return kvzalloc(bytes, GFP_KERNEL | __GFP_NOWARN);
+	return __vmalloc(bytes, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+}
+
+/*
+ * The map lives in RAM: refuse a device whose map would take more than
+ * half of it, with the numbers, rather than fail an allocation later.
+ */
+static atomic64_t *alloc_entries(u64 nr_pages, struct dm_target *ti)
+{
+	u64 bytes = nswap2l_map_bytes(nr_pages);
+	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
+	atomic64_t *entries;
+
+	if (bytes > ram / 2) {
+		nswap2l_bad_table(ti, "Device too large for this machine's RAM",
+				  "device of %llu pages needs %llu MiB of RAM for its page map (8 bytes a page), more than half of this machine's %llu MiB",
+				  nr_pages, DIV_ROUND_UP_ULL(bytes, SZ_1M), ram / SZ_1M);
+		return NULL;
+	}
+	entries = nswap2l_zalloc_large(bytes);
+	if (!entries)
+		nswap2l_bad_table(ti, "Cannot allocate page map",
+				  "cannot allocate the page map of %llu pages (%llu MiB)",
+				  nr_pages, DIV_ROUND_UP_ULL(bytes, SZ_1M));
+	return entries;
+}
+
+int nswap2l_map_init(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti)
+{
+	struct nswap2l_map *map = &nc->map;
+	int id;
+
+	init_waitqueue_head(&map->inflight.drained);
+	mutex_init(&map->inflight.wait_mutex);
+	map->entries = alloc_entries(nr_pages, ti);
+	if (!map->entries)
+		return -ENOMEM;
+	map->nr_pages = nr_pages;
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		map->freed[id] = kvcalloc(NSWAP2L_FREE_BATCH, sizeof(u64), GFP_KERNEL);
+		if (!map->freed[id]) {
+			ti->error = "Cannot allocate discard batch";
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void nswap2l_map_exit(struct nswap2l_map *map)
+{
+	int id;
+
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		kvfree(map->freed[id]);
+	kvfree(map->entries);
+}
+
+atomic64_t *nswap2l_map_prepare_grow(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti)
+{
+	return alloc_entries(nr_pages, ti);
+}
+
+/* The device is suspended and the mover paused: no entry changes now. */
+void nswap2l_map_commit_grow(struct nswap2l_map *map, atomic64_t *entries, u64 nr_pages)
+{
+	atomic64_t *old = map->entries;
+
+	memcpy(entries, old, nswap2l_map_bytes(map->nr_pages));
+	map->entries = entries;
+	WRITE_ONCE(map->nr_pages, nr_pages);
+	kvfree(old);
+}
+
+/*----------------------------------------------------------------
+ * In-flight tracking
+ *--------------------------------------------------------------*/
+unsigned int nswap2l_inflight_enter(struct nswap2l_inflight *inflight)
+{
+	unsigned int epoch;
+
+	for (;;) {
+		epoch = READ_ONCE(inflight->current_epoch);
+		atomic_inc(&inflight->count[epoch]);
+		/* Pairs with the barrier in nswap2l_inflight_wait(). */
+		smp_mb__after_atomic();
+		if (READ_ONCE(inflight->current_epoch) == epoch)
+			return epoch;
+		/* Raced with a flip: join the new epoch instead. */
+		nswap2l_inflight_exit(inflight, epoch);
+	}
+}
+
+void nswap2l_inflight_exit(struct nswap2l_inflight *inflight, unsigned int epoch)
+{
+	if (atomic_dec_and_test(&inflight->count[epoch]) && wq_has_sleeper(&inflight->drained))
+		wake_up(&inflight->drained);
+}
+
+void nswap2l_inflight_wait(struct nswap2l_inflight *inflight)
+{
+	unsigned int old;
+
+	mutex_lock(&inflight->wait_mutex);
+	old = inflight->current_epoch;
+	WRITE_ONCE(inflight->current_epoch, old ^ 1);
+	smp_mb();
+	wait_event(inflight->drained, !atomic_read(&inflight->count[old]));
+	mutex_unlock(&inflight->wait_mutex);
+}
+
+/*----------------------------------------------------------------
+ * Homes
+ *--------------------------------------------------------------*/
+int nswap2l_alloc_home(struct nswap2l *nc, u64 page, u64 *entry)
+{
+	struct nswap2l_placement *placement;
+	unsigned long tried = 0;
+	int id, r = -ENOSPC;
+
+	rcu_read_lock();
+	placement = rcu_dereference(nc->placement);
+	while ((id = placement->next_tier(placement, page, tried)) >= 0) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+		u64 slot;
+
+		tried |= BIT(id);
+		if (!tier->type->ops->alloc_slot(tier, &slot)) {
+			*entry = nswap2l_entry(id, slot);
+			r = 0;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return r;
+}
+
+void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written)
+{
+	struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
+	u64 slot = nswap2l_entry_slot(entry);
+
+	tier->type->ops->free_slots(tier, &slot, 1, written);
+}
+
+int nswap2l_map_place(struct nswap2l *nc, u64 page, u64 expected, u64 *entry)
+{
+	atomic64_t *e = &nc->map.entries[page];
+	u64 cur = atomic64_read(e);
+	int r;
+
+	if (nswap2l_entry_home(cur) != expected) {
+		*entry = cur;
+		return -EAGAIN;
+	}
+	r = nswap2l_alloc_home(nc, page, entry);
+	if (r)
+		return r;
+	/* A write gives the page new contents: no flag of the old home applies. */
+	for (;;) {
+		u64 old = atomic64_cmpxchg(e, cur, *entry);
+
+		if (old == cur)
+			return 0;
+		if (nswap2l_entry_home(old) != expected) {
+			nswap2l_free_home(nc, *entry, false);
+			*entry = old;
+			return -EAGAIN;
+		}
+		cur = old;	/* only a flag changed: try again */
+	}
+}
+
+/*
+ * Test first: most accesses find the bits right and need not dirty the
+ * line.  cmpxchg, not or: a lone bit must not resurrect an entry a discard
+ * cleared (the epoch keeps the old slot valid for this bio).
+ */
+u64 nswap2l_map_note_access(struct nswap2l_map *map, u64 page, u64 entry, bool write)
+{
+	u64 clear = write ? NSWAP2L_ENTRY_MIGRATING : 0;
+
+	for (;;) {
+		u64 want = (entry | NSWAP2L_ENTRY_REFERENCED) & ~clear;
+		u64 old;
+
+		if (want == entry)
+			return entry;
+		old = atomic64_cmpxchg(&map->entries[page], entry, want);
+		if (old == entry || !old)
+			return entry;
+		entry = old;	/* flagged, unflagged or moved meanwhile: look again */
+	}
+}
+
+bool nswap2l_map_flag_moving(struct nswap2l_map *map, u64 page, u64 home)
+{
+	u64 cur = atomic64_read(&map->entries[page]);
+
+	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == home) {
+		u64 old = atomic64_cmpxchg(&map->entries[page], cur,
+					   cur | NSWAP2L_ENTRY_MIGRATING);
+
+		if (old == cur)
+			return true;
+		cur = old;
+	}
+	return false;
+}
+
+bool nswap2l_map_replace_flagged(struct nswap2l_map *map, u64 page, u64 home, u64 new_home)
+{
+	u64 flagged = home | NSWAP2L_ENTRY_MIGRATING;
+	u64 cur = atomic64_read(&map->entries[page]);
+
+	while ((cur & ~NSWAP2L_ENTRY_REFERENCED) == flagged) {
+		u64 new = new_home ? new_home | (cur & NSWAP2L_ENTRY_REFERENCED) :
+				     cur & ~NSWAP2L_ENTRY_MIGRATING;
+		u64 old = atomic64_cmpxchg(&map->entries[page], cur, new);
+
+		if (old == cur)
+			return true;
+		cur = old;
+	}
+	return false;
+}
+
+/*----------------------------------------------------------------
+ * Discard
+ *--------------------------------------------------------------*/
+static void release_freed_slots(struct nswap2l *nc)
+{
+	struct nswap2l_map *map = &nc->map;
+	int id;
+
+	nswap2l_inflight_wait(&map->inflight);
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (!map->nr_freed[id])
+			continue;
+		tier->type->ops->free_slots(tier, map->freed[id], map->nr_freed[id], true);
+		atomic64_add(map->nr_freed[id], &tier->discards);
+		map->nr_freed[id] = 0;
+	}
+}
+
+void nswap2l_map_discard(struct nswap2l *nc, u64 page, u64 end)
+{
+	struct nswap2l_map *map = &nc->map;
+	bool pending = false;
+
+	for (; page < end; page++) {
+		enum nswap2l_tier_id id;
+		u64 entry;
+
+		if (!(page % 1024))
+			cond_resched();
+		if (!atomic64_read(&map->entries[page]))
+			continue;
+		entry = atomic64_xchg(&map->entries[page], 0);
+		if (!entry)
+			continue;
+
+		id = nswap2l_entry_tier(entry);
+		map->freed[id][map->nr_freed[id]++] = nswap2l_entry_slot(entry);
+		pending = true;
+		if (map->nr_freed[id] == NSWAP2L_FREE_BATCH) {
+			release_freed_slots(nc);
+			pending = false;
+		}
+	}
+	if (pending)
+		release_freed_slots(nc);
+}

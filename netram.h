@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Network RAM tier internals, shared by its files (nvme-tcp's split of
+ * transport and core):
+ *
+ *   tier_netram.c    tier operations, servers' life cycle, messages
+ *   netram_conn.c    connection and socket I/O: receiver thread, reconnect,
+ *                    watchdog, the one send/receive helper
+ *   netram_auth.c    the key and the handshake
+ *   netram_req.c     request queue, batching, non-blocking sending, replies
+ *   netram_evict.c   servers asking for memory back (EVICT), remove_server
+ */
+#ifndef NSWAP2L_NETRAM_H
+#define NSWAP2L_NETRAM_H
+
+#include <linux/in.h>
+#include <linux/kthread.h>
+#include <linux/net.h>
+
+#include "nswap2l.h"
+#include "include/uapi/linux/nswap2l_proto.h"
+
+#define NETRAM_MAX_SERVERS	16
+#define NETRAM_NO_INDEX		NETRAM_MAX_SERVERS	/* not published yet */
+#define NETRAM_TAGS		32	/* messages in flight per server */
+/*
+ * GETs in flight per connection.  A GET is tiny and its answer is what
+ * costs: holding the next reads back while two are out makes them queue
+ * up and go together, one request and one reply stream for many pages
+ * (PUTs carry their pages, so they need no such help to batch).
+ */
+#define NETRAM_GETS_IN_FLIGHT	2
+#define NETRAM_FREE_BATCH	512	/* keys per FREE message */
+#define NETRAM_FREE_QUEUE	8192	/* keys waiting to be freed, per server */
+#define NETRAM_HANDSHAKE_TIMEOUT (5 * HZ)
+#define NETRAM_BACKOFF_MIN	(HZ / 10)
+#define NETRAM_BACKOFF_MAX	(10 * HZ)
+
+/* Keys waiting to be moved; more are answered NOSPC and asked again later. */
+#define NETRAM_EVICT_KEYS	(16 * NSWAP2L_PROTO_MAX_KEYS)
+#define NETRAM_EVICT_REPLIES	64
+
+/* A slot is (page key << 8 | server index). */
+#define NETRAM_SLOT_SERVER_MASK	0xffULL
+#define NETRAM_SLOT_KEY_SHIFT	8
+
+enum netram_state {
+	NETRAM_CONNECTING,
+	NETRAM_UP,
+	NETRAM_DOWN,
+	NETRAM_REMOVED,		/* drained and disconnected by remove_server */
+};
+
+/* Answer owed to the server for one EVICT message. */
+struct netram_evict_reply {
+	u32 tag;
+	u32 count;
+	u32 status;
+	u32 connection;		/* srv->connections when the EVICT came */
+};
+
+/*
+ * Pages a server asked back.  Keys arrive in EVICT messages while a move
+ * job may be running: they collect in keys[] and the next job takes them.
+ */
+struct netram_eviction {
+	struct nswap2l_move_job job;
+	bool running;
+	u64 *keys;			/* arriving */
+	unsigned int nr_keys;
+	struct netram_evict_reply replies[NETRAM_EVICT_REPLIES];	/* arriving */
+	unsigned int nr_replies;
+	u64 *job_keys;			/* the running job's, sorted */
+	unsigned int nr_job_keys;
+	struct netram_evict_reply job_replies[NETRAM_EVICT_REPLIES];
+	unsigned int nr_job_replies;
+	/* answers ready to send, after the FREEs of the moved pages */
+	struct netram_evict_reply ready[2 * NETRAM_EVICT_REPLIES];
+	unsigned int nr_ready;
+};
+
+/* One request message in flight; indexed by its tag. */
+struct netram_msg {
+	u16 type;			/* enum nswap2l_msg_type */
+	u16 count;
+	u64 seq;			/* send order, to resend in order */
+	unsigned long sent_at;
+	struct bio *bios[NSWAP2L_PROTO_MAX_PAGES];
+	__le64 keys[NETRAM_FREE_BATCH];
+};
+
+/*
+ * The message being written to the socket, maybe in part: sending never
+ * blocks, and what a full socket did not take goes out when the socket
+ * has room again (sk_write_space).
+ */
+struct netram_tx {
+	struct nswap2l_msg_header hdr;
+	const __le64 *keys;
+	size_t keys_len;
+	struct bio *const *bios;	/* PUT: their pages follow the keys */
+	size_t len;			/* 0: nothing being sent */
+	size_t sent;
+};
+
+struct netram_server {
+	struct netram_tier *nt;
+	unsigned int index;		/* in nt->servers[], or NETRAM_NO_INDEX */
+	struct sockaddr_in addr;
+	char name[24];			/* a.b.c.d:port */
+
+	struct task_struct *receiver;
+	struct work_struct io_work;	/* sends what is queued */
+	wait_queue_head_t wait;		/* first connection attempt done */
+
+	struct mutex sock_mutex;	/* sock, stopping and the socket callbacks */
+	struct socket *sock;
+	bool stopping;			/* no new socket: the server is going away */
+	void (*saved_write_space)(struct sock *sk);
+	u32 max_pages;			/* per PUT/GET, from the server's HELLO */
+
+	struct mutex send_mutex;	/* one sender at a time; tx */
+	struct netram_tx tx;
+
+	spinlock_t lock;		/* protects everything below */
+	enum netram_state state;
+	bool failed;			/* unreachable for longer than the timeout */
+	bool draining;			/* remove_server: take no new pages */
+	bool ever_up;
+	u32 connections;		/* counts successful connects */
+	int first_result;		/* of the first connection attempt */
+	bool first_done;
+	unsigned long down_since;
+	struct bio_list queue;		/* PUT and GET bios, in arrival order */
+	u64 *free_keys;
+	unsigned int nr_free_keys;
+	unsigned long busy_tags;
+	unsigned int gets_in_flight;
+	u64 next_seq;
+	struct netram_msg *msgs;	/* NETRAM_TAGS */
+	__le64 *evict_buf;		/* one EVICT's keys, receiver only */
+	struct netram_eviction evict;
+	struct nswap2l_move_job drain_job;
+
+	atomic64_t next_key;
+	atomic64_t held;		/* pages the map keeps on this server */
+	atomic64_t free_estimate;	/* reported free pages, minus our new ones */
+	atomic64_t free_reported;
+	atomic64_t bytes_sent;
+	atomic64_t bytes_received;
+	atomic64_t errors;
+	atomic64_t reconnects;
+	atomic64_t evict_asked;		/* pages the server asked back */
+	atomic64_t evict_moved;		/* of which we moved elsewhere */
+};
+
+struct netram_tier {
+	struct nswap2l_tier tier;
+	struct workqueue_struct *wq;	/* io_work, watchdog */
+	struct delayed_work watchdog;
+	struct crypto_shash *hmac;
+	unsigned long timeout;		/* jiffies */
+	bool suspended;			/* hold FREEs and EVICT answers */
+	u8 client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
+	const struct nswap2l_server_choice *choice;
+	struct mutex servers_mutex;	/* add_server, remove_server, reload */
+	/* Servers only ever get added (published with a release store). */
+	unsigned int nr_servers;
+	struct netram_server *servers[NETRAM_MAX_SERVERS];
+};
+
+static inline struct netram_tier *to_netram_tier(struct nswap2l_tier *tier)
+{
+	return container_of(tier, struct netram_tier, tier);
+}
+
+static inline unsigned int netram_nr_servers(struct netram_tier *nt)
+{
+	return smp_load_acquire(&nt->nr_servers);
+}
+
+static inline const char *netram_dev_name(struct netram_tier *nt)
+{
+	return nt->tier.nc->name;
+}
+
+static inline u64 netram_slot_key(u64 slot)
+{
+	return slot >> NETRAM_SLOT_KEY_SHIFT;
+}
+
+static inline bool netram_slot_on(struct netram_server *srv, u64 slot)
+{
+	return (slot & NETRAM_SLOT_SERVER_MASK) == srv->index;
+}
+
+static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, u32 tag,
+				      u32 count, u32 length)
+{
+	memset(hdr, 0, sizeof(*hdr));	/* status 0 */
+	hdr->magic = cpu_to_le32(NSWAP2L_PROTO_MAGIC);
+	hdr->type = cpu_to_le16(type);
+	hdr->tag = cpu_to_le32(tag);
+	hdr->count = cpu_to_le32(count);
+	hdr->length = cpu_to_le32(length);
+}
+
+/* tier_netram.c */
+void netram_note_free(struct netram_server *srv, u64 free_pages);
+
+/* netram_conn.c */
+int netram_xmit_buf(struct netram_server *srv, struct socket *sock, bool send,
+		    void *buf, size_t len, int flags);
+int netram_recv_bio(struct netram_server *srv, struct bio *bio);
+int netram_send_nowait(struct netram_server *srv, struct iov_iter *iter, int flags);
+void netram_shutdown_sock(struct netram_server *srv, bool stop);
+int netram_start_server(struct netram_server *srv);
+int netram_first_connection(struct netram_server *srv, struct dm_target *ti);
+void netram_stop_server(struct netram_server *srv);
+void netram_watchdog(struct work_struct *work);
+
+/* netram_auth.c */
+int netram_set_key(struct netram_tier *nt, struct dm_target *ti, const char *spec);
+int netram_handshake(struct netram_server *srv, struct socket *sock);
+
+/* netram_req.c */
+void netram_queue_bio(struct netram_server *srv, struct bio *bio);
+void netram_queue_free(struct netram_server *srv, u64 key);
+void netram_queue_io(struct netram_server *srv);
+void netram_io_work(struct work_struct *work);
+void netram_reset_tx(struct netram_server *srv);
+int netram_receive_one(struct netram_server *srv);
+void netram_requeue_unanswered(struct netram_server *srv);
+void netram_fail_queued(struct netram_server *srv);
+bool netram_overdue(struct netram_server *srv, unsigned long timeout);
+
+/* netram_evict.c */
+int netram_receive_evict(struct netram_server *srv, u32 tag, u32 count, u32 length);
+bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply);
+int netram_remove_server(struct netram_tier *nt, const char *name);
+
+#endif /* NSWAP2L_NETRAM_H */

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network RAM authentication: the shared key from the kernel keyring, and
+ * the handshake that proves it both ways over fresh nonces (the key never
+ * crosses the network; include/uapi/linux/nswap2l_proto.h has the MACs).
+ * A server that does not prove the key never gets or returns our pages.
+ */
+#include <crypto/algapi.h>
+#include <crypto/hash.h>
+#include <keys/user-type.h>
+#include <linux/key-type.h>
+#include <linux/random.h>
+
+#include "netram.h"
+
+static int netram_mac(struct netram_tier *nt, const char *label, const u8 *nonce1,
+		      const u8 *nonce2, u8 *mac)
+{
+	SHASH_DESC_ON_STACK(desc, nt->hmac);
+	int r;
+
+	desc->tfm = nt->hmac;
+	r = crypto_shash_init(desc);
+	if (!r)
+		r = crypto_shash_update(desc, label, strlen(label));
+	if (!r)
+		r = crypto_shash_update(desc, nt->client_id, sizeof(nt->client_id));
+	if (!r)
+		r = crypto_shash_update(desc, nonce1, NSWAP2L_PROTO_NONCE_SIZE);
+	if (!r)
+		r = crypto_shash_update(desc, nonce2, NSWAP2L_PROTO_NONCE_SIZE);
+	if (!r)
+		r = crypto_shash_final(desc, mac);
+	shash_desc_zero(desc);
+	return r;
+}
+
+/* One handshake exchange: send @type with @out, expect its reply with @in. */
+static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 type,
+			   void *out, size_t out_len, void *in, size_t in_len)
+{
+	struct nswap2l_msg_header hdr;
+	int r;
+
+	netram_fill_header(&hdr, type, 0, 0, out_len);
+	r = netram_xmit_buf(srv, sock, true, &hdr, sizeof(hdr), MSG_MORE);
+	if (!r)
+		r = netram_xmit_buf(srv, sock, true, out, out_len, 0);
+	if (!r)
+		r = netram_xmit_buf(srv, sock, false, &hdr, sizeof(hdr), 0);
+	if (r)
+		return r;
+	if (le32_to_cpu(hdr.magic) != NSWAP2L_PROTO_MAGIC ||
+	    le16_to_cpu(hdr.type) != (type | NSWAP2L_MSG_REPLY))
+		return -EPROTO;
+	switch (le32_to_cpu(hdr.status)) {
+	case NSWAP2L_OK:
+		break;
+	case NSWAP2L_ERR_AUTH:
+		return -EKEYREJECTED;
+	case NSWAP2L_ERR_VERSION:
+		return -EPROTONOSUPPORT;
+	default:
+		return -EPROTO;
+	}
+	if (le32_to_cpu(hdr.length) != in_len)
+		return -EPROTO;
+	r = netram_xmit_buf(srv, sock, false, in, in_len, 0);
+	if (!r)
+		netram_note_free(srv, le64_to_cpu(hdr.free_pages));
+	return r;
+}
+
+int netram_handshake(struct netram_server *srv, struct socket *sock)
+{
+	struct netram_tier *nt = srv->nt;
+	struct nswap2l_hello hello = {
+		.version_min = cpu_to_le32(NSWAP2L_PROTO_VERSION),
+		.version_max = cpu_to_le32(NSWAP2L_PROTO_VERSION),
+		.capabilities = cpu_to_le64(NSWAP2L_CAP_EVICT),
+	};
+	struct nswap2l_hello_reply reply;
+	struct nswap2l_auth auth, server_auth;
+	u8 expected[NSWAP2L_PROTO_MAC_SIZE];
+	int r;
+
+	memcpy(hello.client_id, nt->client_id, sizeof(hello.client_id));
+	get_random_bytes(hello.client_nonce, sizeof(hello.client_nonce));
+	r = netram_exchange(srv, sock, NSWAP2L_MSG_HELLO, &hello, sizeof(hello),
+			    &reply, sizeof(reply));
+	if (r)
+		return r;
+	if (le32_to_cpu(reply.version) != NSWAP2L_PROTO_VERSION)
+		return -EPROTONOSUPPORT;
+	srv->max_pages = clamp_t(u32, le32_to_cpu(reply.max_pages), 1,
+				 NSWAP2L_PROTO_MAX_PAGES);
+
+	r = netram_mac(nt, NSWAP2L_AUTH_CLIENT_LABEL, hello.client_nonce,
+		       reply.server_nonce, auth.mac);
+	if (!r)
+		r = netram_mac(nt, NSWAP2L_AUTH_SERVER_LABEL, reply.server_nonce,
+			       hello.client_nonce, expected);
+	if (!r)
+		r = netram_exchange(srv, sock, NSWAP2L_MSG_AUTH, &auth, sizeof(auth),
+				    &server_auth, sizeof(server_auth));
+	if (r)
+		return r;
+	/* An impostor that does not know the key must not get our pages. */
+	if (crypto_memneq(expected, server_auth.mac, sizeof(expected)))
+		return -EKEYREJECTED;
+	return 0;
+}
+
+/* key=:<size>:<type>:<description> (dm-crypt's form), type logon or user. */
+int netram_set_key(struct netram_tier *nt, struct dm_target *ti, const char *spec)
+{
+	const struct user_key_payload *payload;
+	struct key_type *type;
+	unsigned int size;
+	const char *type_name, *desc;
+	struct key *key;
+	int r, n = 0;
+
+	if (!spec) {
+		nswap2l_bad_table(ti, "Network RAM needs a key",
+				  "netram= needs key=:<size>:logon:<description>");
+		return -EINVAL;
+	}
+	/* ":<size>:<type>:<description>", the description may hold colons */
+	if (sscanf(spec, ":%u:%n", &size, &n) != 1 || !n)
+		goto bad_spec;
+	type_name = spec + n;
+	desc = strchr(type_name, ':');
+	if (!desc || !desc[1])
+		goto bad_spec;
+	desc++;
+	if (!strncmp(type_name, "logon:", 6)) {
+		type = &key_type_logon;
+	} else if (!strncmp(type_name, "user:", 5)) {
+		type = &key_type_user;
+	} else {
+		nswap2l_bad_table(ti, "Bad key type",
+				  "key=%s: key type must be logon or user", spec);
+		return -EINVAL;
+	}
+	if (size < NSWAP2L_PROTO_MIN_KEY_SIZE || size > NSWAP2L_PROTO_MAX_KEY_SIZE) {
+		nswap2l_bad_table(ti, "Bad key size",
+				  "key=%s: size %u outside %u..%u bytes", spec, size,
+				  NSWAP2L_PROTO_MIN_KEY_SIZE, NSWAP2L_PROTO_MAX_KEY_SIZE);
+		return -EINVAL;
+	}
+
+	key = request_key(type, desc, NULL);
+	if (IS_ERR(key)) {
+		nswap2l_bad_table(ti, "Key not found",
+				  "key=%s: no %s key '%s' in the keyring (error %ld)",
+				  spec, type->name, desc, PTR_ERR(key));
+		return PTR_ERR(key);
+	}
+	down_read(&key->sem);
+	payload = user_key_payload_locked(key);
+	if (!payload || payload->datalen != size) {
+		nswap2l_bad_table(ti, "Key size mismatch",
+				  "key=%s: the key holds %u bytes, not %u", spec,
+				  payload ? payload->datalen : 0, size);
+		r = -EINVAL;
+	} else {
+		r = crypto_shash_setkey(nt->hmac, payload->data, size);
+		if (r)
+			ti->error = "Cannot set the key";
+	}
+	up_read(&key->sem);
+	key_put(key);
+	return r;
+
+bad_spec:
+	nswap2l_bad_table(ti, "Bad key specification",
+			  "key=%s: expected :<size>:<logon|user>:<description>", spec);
+	return -EINVAL;
+}

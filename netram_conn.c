@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network RAM connections: one TCP connection and one receiver thread per
+ * server.  The receiver connects, proves the key (netram_auth.c), then
+ * reads and completes replies until the connection breaks; it reconnects
+ * with back-off and the unanswered requests are sent again.  Sending never
+ * happens here: it is the non-blocking io_work (netram_req.c), resumed by
+ * the socket's write_space callback when a full socket has room again.
+ *
+ * Every byte goes through the one helper below, under the memalloc
+ * discipline (nbd's sock_xmit): sockets with sk_set_memalloc(), allocations
+ * GFP_NOIO | __GFP_MEMALLOC, socket calls under memalloc_noreclaim_save(),
+ * so that swapping out under memory pressure never waits for the memory it
+ * is trying to free.
+ *
+ * The watchdog fails a server whose request waited longer than the table's
+ * timeout or that stayed unreachable that long: its reads end with EIO
+ * (never zeros or stale data) and its writes go elsewhere.
+ */
+#include <linux/sched/mm.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+
+#include "netram.h"
+
+/*----------------------------------------------------------------
+ * Socket I/O
+ *--------------------------------------------------------------*/
+static void netram_setup_socket(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	sk_set_memalloc(sk);
+	sk->sk_allocation = GFP_NOIO | __GFP_MEMALLOC;
+	sk->sk_use_task_frag = false;
+	tcp_sock_set_nodelay(sk);
+}
+
+/* Blocking, all of @iter or an error: the handshake and the receiver. */
+static int netram_xmit(struct netram_server *srv, struct socket *sock, bool send,
+		       struct iov_iter *iter, int flags)
+{
+	struct msghdr msg = { .msg_flags = flags | MSG_NOSIGNAL };
+	unsigned int noreclaim = memalloc_noreclaim_save();
+	int r = 0;
+
+	msg.msg_iter = *iter;
+	while (msg_data_left(&msg)) {
+		r = send ? sock_sendmsg(sock, &msg) :
+			   sock_recvmsg(sock, &msg, msg.msg_flags | MSG_WAITALL);
+		if (r <= 0) {
+			r = r ? r : -EPIPE;
+			break;
+		}
+		atomic64_add(r, send ? &srv->bytes_sent : &srv->bytes_received);
+		r = 0;
+	}
+	memalloc_noreclaim_restore(noreclaim);
+	return r;
+}
+
+int netram_xmit_buf(struct netram_server *srv, struct socket *sock, bool send,
+		    void *buf, size_t len, int flags)
+{
+	struct kvec vec = { .iov_base = buf, .iov_len = len };
+	struct iov_iter iter;
+
+	iov_iter_kvec(&iter, send ? ITER_SOURCE : ITER_DEST, &vec, 1, len);
+	return netram_xmit(srv, sock, send, &iter, flags);
+}
+
+/* The page of one bio, straight from the socket into the bio's pages. */
+int netram_recv_bio(struct netram_server *srv, struct bio *bio)
+{
+	struct bvec_iter iter;
+	struct bio_vec bv;
+	int r;
+
+	bio_for_each_segment(bv, bio, iter) {
+		struct iov_iter it;
+
+		iov_iter_bvec(&it, ITER_DEST, &bv, 1, bv.bv_len);
+		r = netram_xmit(srv, srv->sock, false, &it, 0);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* One attempt, never blocking: bytes sent, -EAGAIN if the socket is full. */
+int netram_send_nowait(struct netram_server *srv, struct iov_iter *iter, int flags)
+{
+	struct msghdr msg = { .msg_flags = flags | MSG_DONTWAIT | MSG_NOSIGNAL };
+	unsigned int noreclaim = memalloc_noreclaim_save();
+	int r;
+
+	msg.msg_iter = *iter;
+	r = sock_sendmsg(srv->sock, &msg);
+	memalloc_noreclaim_restore(noreclaim);
+	if (r > 0)
+		atomic64_add(r, &srv->bytes_sent);
+	return r ? r : -EPIPE;
+}
+
+/* The socket has room again: resume sending (nvme-tcp's write_space). */
+static void netram_write_space(struct sock *sk)
+{
+	struct netram_server *srv;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	srv = sk->sk_user_data;
+	if (srv && sk_stream_is_writeable(sk)) {
+		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		netram_queue_io(srv);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void netram_set_callbacks(struct netram_server *srv, struct sock *sk)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = srv;
+	srv->saved_write_space = sk->sk_write_space;
+	sk->sk_write_space = netram_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void netram_restore_callbacks(struct netram_server *srv, struct sock *sk)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_write_space = srv->saved_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*----------------------------------------------------------------
+ * The socket's life
+ *--------------------------------------------------------------*/
+static int netram_set_sock(struct netram_server *srv, struct socket *sock)
+{
+	int r = 0;
+
+	mutex_lock(&srv->sock_mutex);
+	if (srv->stopping)
+		r = -ESHUTDOWN;
+	else
+		srv->sock = sock;
+	mutex_unlock(&srv->sock_mutex);
+	return r;
+}
+
+/*
+ * Wake whoever is blocked on the socket; the receiver then tears it down.
+ * @stop: and never let a new one be set up.
+ */
+void netram_shutdown_sock(struct netram_server *srv, bool stop)
+{
+	mutex_lock(&srv->sock_mutex);
+	srv->stopping |= stop;
+	if (srv->sock)
+		kernel_sock_shutdown(srv->sock, SHUT_RDWR);
+	mutex_unlock(&srv->sock_mutex);
+}
+
+static void netram_release_sock(struct netram_server *srv)
+{
+	struct socket *sock;
+
+	mutex_lock(&srv->sock_mutex);
+	sock = srv->sock;
+	srv->sock = NULL;
+	if (sock && sock->sk->sk_user_data)
+		netram_restore_callbacks(srv, sock->sk);
+	mutex_unlock(&srv->sock_mutex);
+	if (sock)
+		sock_release(sock);
+}
+
+static int netram_connect(struct netram_server *srv)
+{
+	struct socket *sock;
+	int r;
+
+	r = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &sock);
+	if (r)
+		return r;
+	netram_setup_socket(sock);
+	sock->sk->sk_sndtimeo = NETRAM_HANDSHAKE_TIMEOUT;
+	sock->sk->sk_rcvtimeo = NETRAM_HANDSHAKE_TIMEOUT;
+	r = netram_set_sock(srv, sock);
+	if (r) {
+		sock_release(sock);
+		return r;
+	}
+
+	r = kernel_connect(sock, (struct sockaddr *)&srv->addr, sizeof(srv->addr), 0);
+	if (!r)
+		r = netram_handshake(srv, sock);
+	if (r) {
+		netram_release_sock(srv);
+		return r;
+	}
+	/* From now on the watchdog, not the socket, times requests out. */
+	sock->sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
+	mutex_lock(&srv->sock_mutex);
+	netram_set_callbacks(srv, sock->sk);
+	mutex_unlock(&srv->sock_mutex);
+
+	spin_lock_irq(&srv->lock);
+	srv->state = NETRAM_UP;
+	srv->failed = false;
+	srv->connections++;
+	if (srv->ever_up)
+		atomic64_inc(&srv->reconnects);
+	srv->ever_up = true;
+	spin_unlock_irq(&srv->lock);
+	netram_queue_io(srv);
+	return 0;
+}
+
+static void netram_disconnect(struct netram_server *srv, int error)
+{
+	bool failed, removed;
+
+	spin_lock_irq(&srv->lock);
+	removed = srv->state == NETRAM_REMOVED;
+	if (!removed) {
+		srv->state = NETRAM_DOWN;
+		srv->down_since = jiffies;
+	}
+	spin_unlock_irq(&srv->lock);
+	if (!removed && !kthread_should_stop())
+		DMWARN_LIMIT("%s: server %s: connection lost (error %d)",
+			     netram_dev_name(srv->nt), srv->name, error);
+
+	netram_shutdown_sock(srv, false);
+	/* A sender still using the socket finishes; later ones see DOWN. */
+	mutex_lock(&srv->send_mutex);
+	netram_reset_tx(srv);
+	mutex_unlock(&srv->send_mutex);
+	netram_release_sock(srv);
+
+	netram_requeue_unanswered(srv);
+	spin_lock_irq(&srv->lock);
+	failed = srv->failed;
+	spin_unlock_irq(&srv->lock);
+	if (failed || kthread_should_stop())
+		netram_fail_queued(srv);
+}
+
+/*
+ * The receiver completes swap-ins: it must never wait for reclaim, which
+ * may be waiting for it.
+ */
+static int netram_receiver(void *data)
+{
+	struct netram_server *srv = data;
+	unsigned long backoff = NETRAM_BACKOFF_MIN;
+	unsigned int noreclaim = memalloc_noreclaim_save();
+	int r;
+
+	while (!kthread_should_stop()) {
+		r = netram_connect(srv);
+		if (!srv->first_done) {
+			srv->first_result = r;
+			smp_store_release(&srv->first_done, true);
+			wake_up_all(&srv->wait);
+		}
+		if (r == -ESHUTDOWN) {
+			/* Removed: nothing to do until the tier goes away. */
+			wait_event_interruptible(srv->wait, kthread_should_stop());
+			continue;
+		}
+		if (r) {
+			atomic64_inc(&srv->errors);
+			wait_event_interruptible_timeout(srv->wait, kthread_should_stop(),
+							 backoff);
+			backoff = min(backoff * 2, NETRAM_BACKOFF_MAX);
+			continue;
+		}
+		backoff = NETRAM_BACKOFF_MIN;
+		do {
+			r = netram_receive_one(srv);
+		} while (!r);
+		if (r != -EPIPE && r != -ECONNRESET && !kthread_should_stop())
+			atomic64_inc(&srv->errors);
+		netram_disconnect(srv, r);
+	}
+	memalloc_noreclaim_restore(noreclaim);
+	return 0;
+}
+
+int netram_start_server(struct netram_server *srv)
+{
+	struct task_struct *task;
+
+	task = kthread_run(netram_receiver, srv, "nswap2l-rx/%s", netram_dev_name(srv->nt));
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	srv->receiver = task;
+	return 0;
+}
+
+static const char *netram_error_text(int error)
+{
+	switch (error) {
+	case -EKEYREJECTED:
+		return "rejected the key (or does not know it)";
+	case -ECONNREFUSED:
+		return "refused the connection";
+	case -ETIMEDOUT:
+	case -EAGAIN:
+		return "did not answer in time";
+	case -EPROTONOSUPPORT:
+		return "speaks another protocol version";
+	case -EPROTO:
+		return "broke the protocol";
+	default:
+		return "failed";
+	}
+}
+
+/* The result of the server's first connection attempt, explained in dmesg. */
+int netram_first_connection(struct netram_server *srv, struct dm_target *ti)
+{
+	int r;
+
+	wait_event(srv->wait, smp_load_acquire(&srv->first_done));
+	r = srv->first_result;
+	if (!r)
+		return 0;
+	if (ti)
+		nswap2l_bad_table(ti, "Cannot reach Network RAM server",
+				  "netram: server %s %s (error %d)", srv->name,
+				  netram_error_text(r), r);
+	else
+		DMERR("%s: server %s %s (error %d)", netram_dev_name(srv->nt), srv->name,
+		      netram_error_text(r), r);
+	return r;
+}
+
+/* No thread of the server runs once this returns. */
+void netram_stop_server(struct netram_server *srv)
+{
+	if (srv->receiver) {
+		netram_shutdown_sock(srv, true);
+		kthread_stop(srv->receiver);
+		srv->receiver = NULL;
+	}
+	cancel_work_sync(&srv->io_work);
+	netram_release_sock(srv);
+}
+
+/*----------------------------------------------------------------
+ * Watchdog: per-request timeouts and servers down for too long
+ *--------------------------------------------------------------*/
+void netram_watchdog(struct work_struct *work)
+{
+	struct netram_tier *nt = container_of(to_delayed_work(work), struct netram_tier,
+					      watchdog);
+	unsigned long timeout = READ_ONCE(nt->timeout);
+	unsigned int i;
+
+	for (i = 0; i < netram_nr_servers(nt); i++) {
+		struct netram_server *srv = nt->servers[i];
+		bool timed_out = false, give_up = false, failed;
+
+		spin_lock_irq(&srv->lock);
+		if (srv->state == NETRAM_UP && netram_overdue(srv, timeout)) {
+			timed_out = !srv->failed;
+			srv->failed = true;
+		} else if ((srv->state == NETRAM_DOWN || srv->state == NETRAM_CONNECTING) &&
+			   time_after(jiffies, srv->down_since + timeout)) {
+			give_up = !srv->failed;
+			srv->failed = true;
+		}
+		failed = srv->failed;
+		spin_unlock_irq(&srv->lock);
+
+		if (timed_out) {
+			DMERR("%s: server %s: request timed out, failing its requests",
+			      netram_dev_name(nt), srv->name);
+			netram_shutdown_sock(srv, false);
+		}
+		if (give_up)
+			DMERR("%s: server %s unreachable for %u s, failing its requests",
+			      netram_dev_name(nt), srv->name, jiffies_to_msecs(timeout) / 1000);
+		if (failed)
+			netram_fail_queued(srv);
+	}
+	queue_delayed_work(nt->wq, &nt->watchdog, HZ);
+}

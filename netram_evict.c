@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network RAM servers giving memory back.  A server whose machine needs its
+ * memory sends EVICT with the keys it wants back; the pages go to the mover
+ * (migrate.c), which gives them new homes, and the answer goes out after the
+ * FREEs of the pages moved.  remove_server drains a server the same way.
+ * While the device is suspended, the moves wait and so do the answers.
+ */
+#include <linux/bsearch.h>
+#include <linux/sort.h>
+
+#include "netram.h"
+
+static int netram_cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool netram_evict_wants(struct nswap2l_move_job *job, u64 slot)
+{
+	struct netram_server *srv = container_of(job, struct netram_server, evict.job);
+	u64 key = netram_slot_key(slot);
+
+	return netram_slot_on(srv, slot) &&
+	       bsearch(&key, srv->evict.job_keys, srv->evict.nr_job_keys, sizeof(u64),
+		       netram_cmp_u64);
+}
+
+static void netram_start_eviction(struct netram_server *srv);
+
+static void netram_evict_done(struct nswap2l_move_job *job)
+{
+	struct netram_server *srv = container_of(job, struct netram_server, evict.job);
+	struct netram_eviction *ev = &srv->evict;
+	unsigned int i;
+
+	atomic64_add(job->moved, &srv->evict_moved);
+	spin_lock_irq(&srv->lock);
+	for (i = 0; i < ev->nr_job_replies; i++) {
+		struct netram_evict_reply *reply = &ev->job_replies[i];
+
+		if (job->left)
+			reply->status = NSWAP2L_ERR_NOSPC;
+		/* Full only if the connection is down: the server re-asks anyway. */
+		if (ev->nr_ready < ARRAY_SIZE(ev->ready))
+			ev->ready[ev->nr_ready++] = *reply;
+	}
+	ev->running = false;
+	spin_unlock_irq(&srv->lock);
+	if (job->left)
+		DMWARN_LIMIT("%s: server %s asked back %u pages, %u stay (no room elsewhere or unreadable)",
+			     netram_dev_name(srv->nt), srv->name, ev->nr_job_keys, job->left);
+	netram_queue_io(srv);
+	netram_start_eviction(srv);
+}
+
+/* Hand the keys collected so far to the mover, unless a job is running. */
+static void netram_start_eviction(struct netram_server *srv)
+{
+	struct netram_eviction *ev = &srv->evict;
+	u64 *keys;
+
+	spin_lock_irq(&srv->lock);
+	if (ev->running || !ev->nr_replies) {
+		spin_unlock_irq(&srv->lock);
+		return;
+	}
+	keys = ev->job_keys;
+	ev->job_keys = ev->keys;
+	ev->nr_job_keys = ev->nr_keys;
+	ev->keys = keys;
+	ev->nr_keys = 0;
+	memcpy(ev->job_replies, ev->replies, ev->nr_replies * sizeof(ev->replies[0]));
+	ev->nr_job_replies = ev->nr_replies;
+	ev->nr_replies = 0;
+	ev->running = true;
+	spin_unlock_irq(&srv->lock);
+
+	sort(ev->job_keys, ev->nr_job_keys, sizeof(u64), netram_cmp_u64, NULL);
+	ev->job.tier = &srv->nt->tier;
+	ev->job.wants = netram_evict_wants;
+	ev->job.done = netram_evict_done;
+	if (READ_ONCE(srv->index) == NETRAM_NO_INDEX) {
+		/* Not published yet (it may never be): it holds none of our pages. */
+		ev->job.moved = 0;
+		ev->job.left = 0;
+		netram_evict_done(&ev->job);
+	} else if (!nswap2l_queue_move(srv->nt->tier.nc, &ev->job)) {
+		ev->job.moved = 0;
+		ev->job.left = ev->nr_job_keys;
+		netram_evict_done(&ev->job);
+	}
+}
+
+int netram_receive_evict(struct netram_server *srv, u32 tag, u32 count, u32 length)
+{
+	struct netram_eviction *ev = &srv->evict;
+	__le64 *keys;
+	u32 status = NSWAP2L_OK;
+	unsigned int i;
+	int r;
+
+	if (!count || count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
+		return -EPROTO;
+	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
+	if (r)
+		return r;
+	keys = srv->evict_buf;
+	atomic64_add(count, &srv->evict_asked);
+
+	spin_lock_irq(&srv->lock);
+	if (ev->nr_replies == NETRAM_EVICT_REPLIES) {
+		spin_unlock_irq(&srv->lock);
+		return -EPROTO;		/* more than a round's worth unanswered */
+	}
+	if (ev->nr_keys + count > NETRAM_EVICT_KEYS)
+		status = NSWAP2L_ERR_NOSPC;	/* they stay; the server may ask again */
+	for (i = 0; status == NSWAP2L_OK && i < count; i++)
+		ev->keys[ev->nr_keys++] = le64_to_cpu(keys[i]);
+	ev->replies[ev->nr_replies++] = (struct netram_evict_reply) {
+		.tag = tag, .count = count, .status = status, .connection = srv->connections,
+	};
+	spin_unlock_irq(&srv->lock);
+	netram_start_eviction(srv);
+	return 0;
+}
+
+/*
+ * An answer to EVICT, once the FREEs of the pages moved are all out, and
+ * not while the device is suspended; called with srv->lock held.
+ */
+bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply)
+{
+	struct netram_eviction *ev = &srv->evict;
+
+	if (srv->state != NETRAM_UP || srv->nr_free_keys || READ_ONCE(srv->nt->suspended))
+		return false;
+	while (ev->nr_ready) {
+		*reply = ev->ready[--ev->nr_ready];
+		/* A server forgets the EVICTs of a connection that broke. */
+		if (reply->connection == srv->connections)
+			return true;
+	}
+	return false;
+}
+
+static bool netram_drain_wants(struct nswap2l_move_job *job, u64 slot)
+{
+	struct netram_server *srv = container_of(job, struct netram_server, drain_job);
+
+	return netram_slot_on(srv, slot);
+}
+
+static void netram_drain_done(struct nswap2l_move_job *job)
+{
+	struct netram_server *srv = container_of(job, struct netram_server, drain_job);
+	const char *dev = netram_dev_name(srv->nt);
+	s64 held = atomic64_read(&srv->held);
+
+	if (held) {
+		/*
+		 * A write that lands during a page's copy cancels that move;
+		 * such pages move on the next pass.  Passes go on while they
+		 * make progress: no new pages come to a draining server.
+		 */
+		if (job->moved && nswap2l_queue_move(srv->nt->tier.nc, job))
+			return;
+		DMERR("%s: server %s: %lld pages could not be moved (no room elsewhere, or unreadable); it stays, remove_server retries",
+		      dev, srv->name, held);
+		WRITE_ONCE(srv->draining, false);
+		return;
+	}
+	DMINFO("%s: server %s drained and removed", dev, srv->name);
+	spin_lock_irq(&srv->lock);
+	srv->state = NETRAM_REMOVED;
+	spin_unlock_irq(&srv->lock);
+	netram_shutdown_sock(srv, true);
+}
+
+static struct netram_server *netram_find_server(struct netram_tier *nt, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < netram_nr_servers(nt); i++)
+		if (!strcmp(nt->servers[i]->name, name) &&
+		    READ_ONCE(nt->servers[i]->state) != NETRAM_REMOVED)
+			return nt->servers[i];
+	return NULL;
+}
+
+int netram_remove_server(struct netram_tier *nt, const char *name)
+{
+	const char *dev = netram_dev_name(nt);
+	struct netram_server *srv = netram_find_server(nt, name);
+	unsigned int i, others = 0;
+
+	if (!srv) {
+		DMERR("%s: remove_server %s: not a server of this device", dev, name);
+		return -EINVAL;
+	}
+	for (i = 0; i < netram_nr_servers(nt); i++)
+		others += nt->servers[i] != srv &&
+			  READ_ONCE(nt->servers[i]->state) != NETRAM_REMOVED;
+	if (!others) {
+		DMERR("%s: remove_server %s: the last server stays (load a table without netram= instead)",
+		      dev, name);
+		return -EINVAL;
+	}
+	if (READ_ONCE(srv->draining)) {
+		DMERR("%s: remove_server %s: already draining", dev, name);
+		return -EBUSY;
+	}
+	WRITE_ONCE(srv->draining, true);
+	srv->drain_job.tier = &nt->tier;
+	srv->drain_job.wants = netram_drain_wants;
+	srv->drain_job.done = netram_drain_done;
+	DMINFO("%s: draining server %s (%lld pages)", dev, name, atomic64_read(&srv->held));
+	if (!nswap2l_queue_move(nt->tier.nc, &srv->drain_job)) {
+		WRITE_ONCE(srv->draining, false);
+		return -ESHUTDOWN;
+	}
+	return 0;
+}

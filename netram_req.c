@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network RAM requests: bios are queued per server in arrival order and
+ * batched into PUT/GET messages of up to NSWAP2L_PROTO_MAX_PAGES pages
+ * (Nswap's PUTPAGES), with up to NETRAM_TAGS messages in flight; freed keys
+ * go out in FREE messages of NETRAM_FREE_BATCH keys.  The server answers a
+ * connection's requests in order, so a GET never overtakes the PUT before
+ * it.
+ *
+ * Sending never blocks (nvme-tcp's io_work): the submitting task sends when
+ * nobody else is (it saves a wakeup per request, as nbd does), otherwise
+ * the io_work does; a full socket keeps the rest of its message in srv->tx
+ * until write_space queues the io_work again.  So a server that stops
+ * reading stalls nothing but its own requests, which its timeout then
+ * fails.
+ *
+ * Replies are read by the receiver thread (netram_conn.c) and checked
+ * against what was asked before anything is completed: a reply that does
+ * not match a request in flight breaks the connection, never a bio.
+ */
+#include <linux/tcp.h>
+#include <net/sock.h>
+
+#include "netram.h"
+
+void netram_queue_io(struct netram_server *srv)
+{
+	queue_work(srv->nt->wq, &srv->io_work);
+}
+
+/*----------------------------------------------------------------
+ * Queues
+ *--------------------------------------------------------------*/
+
+/* The server cannot serve this bio; the core puts a failed write elsewhere. */
+static void netram_fail_bio(struct netram_server *srv, struct bio *bio)
+{
+	if (bio_data_dir(bio) == READ)
+		atomic64_inc(&srv->errors);
+	bio->bi_status = BLK_STS_IOERR;
+	bio_endio(bio);
+}
+
+void netram_fail_queued(struct netram_server *srv)
+{
+	struct bio_list bios = nswap2l_take_bios(&srv->lock, &srv->queue);
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(&bios)))
+		netram_fail_bio(srv, bio);
+}
+
+/* Called with srv->lock held. */
+static void netram_add_free_key(struct netram_server *srv, u64 key)
+{
+	if (srv->nr_free_keys < NETRAM_FREE_QUEUE) {
+		srv->free_keys[srv->nr_free_keys++] = key;
+		return;
+	}
+	/*
+	 * Only when the server stays unreachable for long.  The page stays until
+	 * the device goes: a server frees a client's pages a grace period after
+	 * the client left.
+	 */
+	DMWARN_LIMIT("%s: server %s: FREE queue full, a page stays on the server",
+		     netram_dev_name(srv->nt), srv->name);
+}
+
+/* The caller gets it sent (netram_queue_io), once for a batch of keys. */
+void netram_queue_free(struct netram_server *srv, u64 key)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srv->lock, flags);
+	netram_add_free_key(srv, key);
+	spin_unlock_irqrestore(&srv->lock, flags);
+}
+
+/*----------------------------------------------------------------
+ * Sending
+ *--------------------------------------------------------------*/
+
+/* Take the next request message from the queues; called with srv->lock held. */
+static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag)
+{
+	/* A suspended device sends nothing of its own accord. */
+	bool free = srv->nr_free_keys && !READ_ONCE(srv->nt->suspended);
+	struct netram_msg *msg;
+	struct bio *bio;
+
+	if (srv->state != NETRAM_UP || srv->busy_tags == GENMASK(NETRAM_TAGS - 1, 0))
+		return NULL;
+	if (!free && bio_list_empty(&srv->queue))
+		return NULL;
+	if (!free && bio_data_dir(bio_list_peek(&srv->queue)) == READ &&
+	    srv->gets_in_flight >= NETRAM_GETS_IN_FLIGHT)
+		return NULL;
+
+	*tag = ffz(srv->busy_tags);
+	msg = &srv->msgs[*tag];
+	msg->count = 0;
+	if (free) {
+		msg->type = NSWAP2L_MSG_FREE;
+		while (srv->nr_free_keys && msg->count < NETRAM_FREE_BATCH)
+			msg->keys[msg->count++] =
+				cpu_to_le64(srv->free_keys[--srv->nr_free_keys]);
+	} else {
+		bool write = bio_data_dir(bio_list_peek(&srv->queue)) == WRITE;
+
+		msg->type = write ? NSWAP2L_MSG_PUT : NSWAP2L_MSG_GET;
+		srv->gets_in_flight += !write;
+		while ((bio = bio_list_peek(&srv->queue)) &&
+		       (bio_data_dir(bio) == WRITE) == write &&
+		       msg->count < srv->max_pages) {
+			bio_list_pop(&srv->queue);
+			msg->keys[msg->count] =
+				cpu_to_le64(NSWAP2L_SECTOR_TO_PAGE(bio->bi_iter.bi_sector));
+			msg->bios[msg->count++] = bio;
+		}
+	}
+	__set_bit(*tag, &srv->busy_tags);
+	msg->seq = srv->next_seq++;
+	msg->sent_at = jiffies;
+	return msg;
+}
+
+/* Put the next message (a request, else an EVICT answer) in srv->tx. */
+static bool netram_next_tx(struct netram_server *srv)
+{
+	struct netram_tx *tx = &srv->tx;
+	struct netram_evict_reply reply;
+	struct netram_msg *msg;
+	unsigned long flags;
+	bool have_reply = false;
+	u32 tag;
+
+	spin_lock_irqsave(&srv->lock, flags);
+	msg = netram_next_msg(srv, &tag);
+	if (!msg)
+		have_reply = netram_next_evict_reply(srv, &reply);
+	spin_unlock_irqrestore(&srv->lock, flags);
+
+	if (msg) {
+		bool put = msg->type == NSWAP2L_MSG_PUT;
+
+		tx->keys = msg->keys;
+		tx->keys_len = msg->count * sizeof(__le64);
+		tx->bios = put ? msg->bios : NULL;
+		netram_fill_header(&tx->hdr, msg->type, tag, msg->count,
+				   tx->keys_len + (put ? msg->count * NSWAP2L_PROTO_PAGE_SIZE : 0));
+	} else if (have_reply) {
+		tx->keys = NULL;
+		tx->keys_len = 0;
+		tx->bios = NULL;
+		netram_fill_header(&tx->hdr, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, reply.tag,
+				   reply.count, 0);
+		tx->hdr.status = cpu_to_le32(reply.status);
+	} else {
+		return false;
+	}
+	tx->len = sizeof(tx->hdr) + le32_to_cpu(tx->hdr.length);
+	tx->sent = 0;
+	return true;
+}
+
+/* What is left of srv->tx: 0 once all of it went, -EAGAIN if the socket is full. */
+static int netram_send_tx(struct netram_server *srv)
+{
+	struct netram_tx *tx = &srv->tx;
+	size_t head_len = sizeof(tx->hdr) + tx->keys_len;
+
+	while (tx->sent < tx->len) {
+		struct iov_iter iter;
+		struct kvec head[2];
+		struct bio_vec bv;
+		bool last;
+		int r;
+
+		if (tx->sent < head_len) {
+			head[0].iov_base = &tx->hdr;
+			head[0].iov_len = sizeof(tx->hdr);
+			head[1].iov_base = (void *)tx->keys;
+			head[1].iov_len = tx->keys_len;
+			iov_iter_kvec(&iter, ITER_SOURCE, head, 2, head_len);
+			iov_iter_advance(&iter, tx->sent);
+			last = head_len == tx->len;
+		} else {
+			/* PUT data: the page of one bio, from where the socket stopped. */
+			size_t off = tx->sent - head_len;
+			struct bio *bio = tx->bios[off / NSWAP2L_PROTO_PAGE_SIZE];
+			struct bvec_iter it = bio->bi_iter;
+
+			bio_advance_iter(bio, &it, off % NSWAP2L_PROTO_PAGE_SIZE);
+			bv = bio_iter_iovec(bio, it);
+			iov_iter_bvec(&iter, ITER_SOURCE, &bv, 1, bv.bv_len);
+			last = tx->sent + bv.bv_len == tx->len;
+		}
+		r = netram_send_nowait(srv, &iter, last ? 0 : MSG_MORE);
+		if (r < 0)
+			return r;
+		tx->sent += r;
+	}
+	return 0;
+}
+
+/* Send everything that can go now; the caller holds send_mutex. */
+static void netram_send_queued(struct netram_server *srv)
+{
+	int r;
+
+	for (;;) {
+		if (!srv->tx.len && !netram_next_tx(srv))
+			return;
+		r = netram_send_tx(srv);
+		if (r == -EAGAIN)
+			return;		/* write_space queues the io_work */
+		if (r) {
+			/* The receiver sees the shut-down socket and resends. */
+			netram_shutdown_sock(srv, false);
+			return;
+		}
+		srv->tx.len = 0;
+		/*
+		 * TCP autocorking holds back a message's last partial segment while
+		 * earlier ones wait for TX completion, which a slow NIC (an emulated
+		 * one takes ~40 ms) turns into latency; setting NODELAY again pushes
+		 * it out now.
+		 */
+		tcp_sock_set_nodelay(srv->sock->sk);
+	}
+}
+
+void netram_io_work(struct work_struct *work)
+{
+	struct netram_server *srv = container_of(work, struct netram_server, io_work);
+
+	mutex_lock(&srv->send_mutex);
+	netram_send_queued(srv);
+	mutex_unlock(&srv->send_mutex);
+}
+
+/* A connection broke: its half-sent message goes again, whole, on the next. */
+void netram_reset_tx(struct netram_server *srv)
+{
+	srv->tx.len = 0;
+}
+
+/* Get queued requests sent: by this task if nobody else is sending. */
+static void netram_kick(struct netram_server *srv)
+{
+	if (mutex_trylock(&srv->send_mutex)) {
+		netram_send_queued(srv);
+		mutex_unlock(&srv->send_mutex);
+	} else {
+		netram_queue_io(srv);
+	}
+}
+
+/*
+ * A task that plugs (swap-in readahead, reclaim writing pages out) hands
+ * over several pages at once: send them when it unplugs, in one message,
+ * not the first ones alone (md's raid1 batches its writes the same way).
+ */
+struct netram_plug {
+	struct blk_plug_cb cb;
+	unsigned long servers;		/* bit per server with bios queued */
+};
+
+static void netram_unplug(struct blk_plug_cb *cb, bool from_schedule)
+{
+	struct netram_plug *plug = container_of(cb, struct netram_plug, cb);
+	struct netram_tier *nt = cb->data;
+	unsigned int i;
+
+	for_each_set_bit(i, &plug->servers, NETRAM_MAX_SERVERS) {
+		/* From schedule() the task must not even take a mutex. */
+		if (from_schedule)
+			netram_queue_io(nt->servers[i]);
+		else
+			netram_kick(nt->servers[i]);
+	}
+	kfree(plug);
+}
+
+/*
+ * Returns false if the caller does not plug (or the GFP_ATOMIC cb failed).
+ * Only a task's own submissions: a bio from a worker must not join the plug
+ * of whichever task the worker runs for.
+ */
+static bool netram_defer_to_unplug(struct netram_server *srv)
+{
+	struct blk_plug_cb *cb;
+
+	if (!in_task())
+		return false;
+	cb = blk_check_plugged(netram_unplug, srv->nt, sizeof(struct netram_plug));
+	if (!cb)
+		return false;
+	__set_bit(srv->index, &container_of(cb, struct netram_plug, cb)->servers);
+	return true;
+}
+
+void netram_queue_bio(struct netram_server *srv, struct bio *bio)
+{
+	unsigned long flags;
+	bool failed;
+
+	spin_lock_irqsave(&srv->lock, flags);
+	failed = srv->failed;
+	if (!failed)
+		bio_list_add(&srv->queue, bio);
+	spin_unlock_irqrestore(&srv->lock, flags);
+
+	if (failed)
+		netram_fail_bio(srv, bio);
+	else if (!netram_defer_to_unplug(srv))
+		netram_kick(srv);
+}
+
+/*----------------------------------------------------------------
+ * Receiving
+ *--------------------------------------------------------------*/
+static void netram_release_tag(struct netram_server *srv, u32 tag)
+{
+	bool waiting;
+
+	spin_lock_irq(&srv->lock);
+	__clear_bit(tag, &srv->busy_tags);
+	srv->gets_in_flight -= srv->msgs[tag].type == NSWAP2L_MSG_GET;
+	/* a free tag matters only to requests that may be waiting for one */
+	waiting = srv->nr_free_keys || !bio_list_empty(&srv->queue);
+	spin_unlock_irq(&srv->lock);
+	if (waiting)
+		netram_queue_io(srv);
+}
+
+static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg,
+			       u32 status, u32 length)
+{
+	unsigned int i;
+	int r;
+
+	if (status == NSWAP2L_OK) {
+		if (length != msg->count * NSWAP2L_PROTO_PAGE_SIZE)
+			return -EPROTO;
+		for (i = 0; i < msg->count; i++) {
+			r = netram_recv_bio(srv, msg->bios[i]);
+			if (r)
+				return r;
+		}
+		for (i = 0; i < msg->count; i++)
+			bio_endio(msg->bios[i]);
+		return 0;
+	}
+	if (status != NSWAP2L_ERR_NOENT || length)
+		return -EPROTO;
+	/* The server lost pages it had taken (restarted?): never return zeros. */
+	DMERR_LIMIT("%s: server %s does not have %u page(s) it stored",
+		    netram_dev_name(srv->nt), srv->name, msg->count);
+	for (i = 0; i < msg->count; i++)
+		netram_fail_bio(srv, msg->bios[i]);
+	return 0;
+}
+
+static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg,
+			       u32 status, u32 length)
+{
+	unsigned int i;
+
+	if (length || (status != NSWAP2L_OK && status != NSWAP2L_ERR_NOSPC))
+		return -EPROTO;
+	if (status == NSWAP2L_ERR_NOSPC)
+		atomic64_set(&srv->free_estimate, 0);	/* until it says otherwise */
+	for (i = 0; i < msg->count; i++) {
+		if (status == NSWAP2L_OK)
+			bio_endio(msg->bios[i]);
+		else
+			netram_fail_bio(srv, msg->bios[i]);
+	}
+	return 0;
+}
+
+/*
+ * A reply to a message still being sent would complete bios whose pages
+ * are still going out: only a broken server sends one.  The reply came
+ * after bytes of its request, which went after srv->tx was set: a look
+ * without the lock cannot miss a message still being sent, only see one
+ * that has just gone, which the look under the lock rules out.
+ */
+static bool netram_still_sending(struct netram_server *srv, u32 tag)
+{
+	struct netram_tx *tx = &srv->tx;
+	bool sending;
+
+	if (!READ_ONCE(tx->len) || READ_ONCE(tx->hdr.tag) != cpu_to_le32(tag))
+		return false;
+	mutex_lock(&srv->send_mutex);
+	sending = tx->len && tx->hdr.tag == cpu_to_le32(tag) &&
+		  !(le16_to_cpu(tx->hdr.type) & NSWAP2L_MSG_REPLY);
+	mutex_unlock(&srv->send_mutex);
+	return sending;
+}
+
+/* Read and act on one message from the server; an error breaks the connection. */
+int netram_receive_one(struct netram_server *srv)
+{
+	struct nswap2l_msg_header hdr;
+	struct netram_msg *msg;
+	u32 tag, count, length, status;
+	u16 type;
+	int r;
+
+	r = netram_xmit_buf(srv, srv->sock, false, &hdr, sizeof(hdr), 0);
+	if (r)
+		return r;
+	type = le16_to_cpu(hdr.type);
+	tag = le32_to_cpu(hdr.tag);
+	count = le32_to_cpu(hdr.count);
+	length = le32_to_cpu(hdr.length);
+	status = le32_to_cpu(hdr.status);
+	if (le32_to_cpu(hdr.magic) != NSWAP2L_PROTO_MAGIC || hdr.flags)
+		return -EPROTO;
+
+	if (type == NSWAP2L_MSG_CAPACITY) {
+		if (count || length)
+			return -EPROTO;
+		netram_note_free(srv, le64_to_cpu(hdr.free_pages));
+		return 0;
+	}
+	if (type == NSWAP2L_MSG_EVICT) {
+		netram_note_free(srv, le64_to_cpu(hdr.free_pages));
+		return netram_receive_evict(srv, tag, count, length);
+	}
+	if (!(type & NSWAP2L_MSG_REPLY) || tag >= NETRAM_TAGS)
+		return -EPROTO;
+	type &= ~NSWAP2L_MSG_REPLY;
+
+	spin_lock_irq(&srv->lock);
+	msg = &srv->msgs[tag];
+	if (!test_bit(tag, &srv->busy_tags) || msg->type != type || msg->count != count)
+		msg = NULL;
+	spin_unlock_irq(&srv->lock);
+	if (!msg)
+		return -EPROTO;
+	if (netram_still_sending(srv, tag))
+		return -EPROTO;
+	netram_note_free(srv, le64_to_cpu(hdr.free_pages));
+
+	switch (type) {
+	case NSWAP2L_MSG_GET:
+		r = netram_complete_get(srv, msg, status, length);
+		break;
+	case NSWAP2L_MSG_PUT:
+		r = netram_complete_put(srv, msg, status, length);
+		break;
+	case NSWAP2L_MSG_FREE:
+		r = length || status != NSWAP2L_OK ? -EPROTO : 0;
+		break;
+	default:
+		r = -EPROTO;
+	}
+	if (!r)
+		netram_release_tag(srv, tag);
+	return r;
+}
+
+/* Unanswered requests go back to the front of the queues, in send order. */
+void netram_requeue_unanswered(struct netram_server *srv)
+{
+	struct bio_list resend = BIO_EMPTY_LIST;
+	unsigned long pending;
+
+	spin_lock_irq(&srv->lock);
+	pending = srv->busy_tags;
+	while (pending) {
+		struct netram_msg *msg = NULL;
+		unsigned int tag, i;
+
+		for_each_set_bit(tag, &pending, NETRAM_TAGS)
+			if (!msg || srv->msgs[tag].seq < msg->seq)
+				msg = &srv->msgs[tag];
+		__clear_bit(msg - srv->msgs, &pending);
+
+		for (i = 0; i < msg->count; i++) {
+			if (msg->type != NSWAP2L_MSG_FREE)
+				bio_list_add(&resend, msg->bios[i]);
+			else
+				netram_add_free_key(srv, le64_to_cpu(msg->keys[i]));
+		}
+	}
+	srv->busy_tags = 0;
+	srv->gets_in_flight = 0;
+	bio_list_merge_head(&srv->queue, &resend);
+	spin_unlock_irq(&srv->lock);
+}
+
+/* A request has waited longer than @timeout; called with srv->lock held. */
+bool netram_overdue(struct netram_server *srv, unsigned long timeout)
+{
+	unsigned int tag;
+
+	for_each_set_bit(tag, &srv->busy_tags, NETRAM_TAGS)
+		if (time_after(jiffies, srv->msgs[tag].sent_at + timeout))
+			return true;
+	return false;
+}
