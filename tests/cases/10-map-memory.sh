@@ -5,8 +5,10 @@
 # between a 4 GiB and a 24 GiB device (the map is 8 bytes a page; vmalloc
 # adds a page pointer per 4 KiB of it, 0.016 bytes a page: allowed up to
 # 8.05), plus a fixed cost per device (tier
-# buffers, threads) of at most 4 MiB.  MemTotal - MemFree must agree within
-# 4 MiB for each device, and everything is freed on remove.
+# buffers, threads) of at most 4 MiB.  The memory in use (MemTotal less the
+# free pages, those on the per-CPU lists included: 6.12 keeps up to ~17 MiB
+# there, which MemFree leaves out) must agree within 4 MiB for each device,
+# and everything is freed on remove.
 # mem: 512M
 # disks: flash=64M
 # servers: 1
@@ -18,7 +20,7 @@ BIG=$((24 * 1024 * 1024 / 4))            # 24 GiB device
 FIXED_LIMIT=$((4 * 1024 * 1024))
 
 settle() { drop_caches; sleep 1; drop_caches; }
-used_bytes() { echo $((($(meminfo_kb MemTotal) - $(meminfo_kb MemFree)) * 1024)); }
+used_bytes() { echo $((($(meminfo_kb MemTotal) - $(free_kb)) * 1024)); }
 kernel_bytes() { echo $((($(meminfo_kb VmallocUsed) + $(meminfo_kb SUnreclaim) + $(meminfo_kb Percpu)) * 1024)); }
 
 # cost TABLE-ARGS PAGES: kernel bytes the device takes (on stdout); also
@@ -32,7 +34,7 @@ cost() {
 	settle
 	b1=$(used_bytes)
 	k1=$(kernel_bytes)
-	assert_le "$((b1 - b0))" "$(($2 * 8 + FIXED_LIMIT))" "MemTotal - MemFree growth for $2 pages over $1"
+	assert_le "$((b1 - b0))" "$(($2 * 8 + FIXED_LIMIT))" "memory in use, growth for $2 pages over $1"
 	blkpat write /dev/mapper/big 0 64 51 || die "write start"
 	blkpat write /dev/mapper/big $(($2 - 64)) 64 52 || die "write end"
 	blkpat verify /dev/mapper/big 0 64 51 || die "verify start"

@@ -151,6 +151,11 @@ dmesg_new() { dmesg | tail -n +$((NST_DMESG_MARK + 1)); }
 
 # meminfo field in kB
 meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+# free memory in kB: MemFree and the free pages on the per-CPU lists, which
+# MemFree leaves out (since 6.7 the kernel keeps MiBs there, tuned at run time)
+free_kb() {
+	echo $(($(meminfo_kb MemFree) + $(awk '$1 == "count:" { s += $2 } END { print s * 4 }' /proc/zoneinfo)))
+}
 
 # Drop the page cache of a block device / everything
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
@@ -198,7 +203,9 @@ netram_server() { echo "169.254.100.$((100 + $1)):7000"; }
 
 # server_ctl CMD [ARG...]: one command to the host's tests/lib/server-control
 #   alive I | kill I | stop I | cont I | start I | stats I |
-#   set-memavailable I SIZE        (I = 0..N-1, SIZE e.g. 64M)
+#   set-memavailable I SIZE        (I = 0..N-1, SIZE e.g. 64M) |
+#   misbehave I MODE...            (tests/lib/misbehaving-server; MODE none:
+#                                   nswapd again)
 # Prints the reply without its final "ok" line and succeeds; on "error ..."
 # (or no reply) prints the reply to stderr and fails.
 server_ctl() {
