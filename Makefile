@@ -6,7 +6,8 @@
 #   make KVER=6.12            build for the newest installed 6.12 headers
 #   make KVER=$(uname -r)     build for the running kernel
 #   make test [KVER=...]      run the whole test suite: nswapd on the host, the module
-#                             in guests (installs what it needs); TESTS="..." picks guest cases
+#                             in guests of 6.1 and of 6.12 (KVER=...: only that one;
+#                             installs what it needs); TESTS="..." picks guest cases
 #   make demo                 boot a guest and swap to the device over its tiers
 #   make bench [KVER=...]     run the benchmarks in a guest
 #   make deps                 install the Debian packages the project needs
@@ -14,6 +15,8 @@
 
 KVER_FULL := $(shell scripts/kernel-version $(KVER))
 KDIR ?= /lib/modules/$(KVER_FULL)/build
+# The kernel series the module must work on (DESIGN: Debian 12's 6.1 and 6.12).
+KERNELS := 6.1 6.12
 
 .PHONY: all module build-check deps test demo bench clean help
 
@@ -25,15 +28,22 @@ module:
 
 # The kernels the module must build warning-free for (DESIGN: 6.1 and 6.12).
 build-check: deps
-	$(MAKE) module KVER=6.1 KCFLAGS=-Werror
-	$(MAKE) module KVER=6.12 KCFLAGS=-Werror
+	for k in $(KERNELS); do $(MAKE) module KVER=$$k KCFLAGS=-Werror || exit; done
 
 deps:
 	scripts/install-deps
 
+# One module per kernel, kept under build/modules/<version>/ for its suite.
 test: deps
-	$(MAKE) module KVER=$(KVER)
-	tests/all --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko $(TESTS)
+	@set -e; suites=; \
+	for k in $(if $(KVER),$(KVER),$(KERNELS)); do \
+		v=$$(scripts/kernel-version $$k); \
+		test -n "$$v" || { echo "no kernel headers found for '$$k': run 'make deps'" >&2; exit 1; }; \
+		$(MAKE) module KVER=$$v; \
+		mkdir -p build/modules/$$v; cp dm-nswap2l.ko build/modules/$$v/; \
+		suites="$$suites --kver $$v --module $(CURDIR)/build/modules/$$v/dm-nswap2l.ko"; \
+	done; \
+	tests/all $$suites $(TESTS)
 
 demo: deps
 	$(MAKE) module KVER=$(KVER)
