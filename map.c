@@ -126,7 +126,8 @@ unsigned int nswap2l_inflight_enter(struct nswap2l_inflight *inflight)
 
 void nswap2l_inflight_exit(struct nswap2l_inflight *inflight, unsigned int epoch)
 {
-	if (atomic_dec_and_test(&inflight->count[epoch]) && wq_has_sleeper(&inflight->drained))
+	/* A value-returning atomic is a full barrier: waitqueue_active() needs no other. */
+	if (atomic_dec_and_test(&inflight->count[epoch]) && waitqueue_active(&inflight->drained))
 		wake_up(&inflight->drained);
 }
 
