@@ -606,14 +606,14 @@ static void netram_commit_reload(struct nswap2l_tier *tier, void *change)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
 	struct netram_reload *reload = change;
+	unsigned int i;
 
 	mutex_lock(&nt->servers_mutex);
 	WRITE_ONCE(nt->timeout, reload->timeout);
-	while (reload->nr_added) {
-		struct netram_server *srv = reload->added[--reload->nr_added];
-
-		netram_publish_server(nt, srv);
-		DMINFO("%s: server %s added by the reloaded table", netram_dev_name(nt), srv->name);
+	for (i = 0; i < reload->nr_added; i++) {
+		netram_publish_server(nt, reload->added[i]);
+		DMINFO("%s: server %s added by the reloaded table", netram_dev_name(nt),
+		       reload->added[i]->name);
 	}
 	mutex_unlock(&nt->servers_mutex);
 	kfree(reload);
