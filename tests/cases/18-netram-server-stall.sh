@@ -26,8 +26,10 @@ FIO="--name=stall --filename=$DEV --ioengine=libaio --iodepth=32 --numjobs=4 --s
 	--offset_increment=$((PAGES / 4 * 4096)) --direct=1 --bs=4k --rw=randwrite
 	--verify=crc32c --verify_fatal=1 --randseed=18 --group_reporting"
 
+# Paced (250 writes/s each, ~25 s in all) so that the stall falls inside the
+# run however fast the guest is; a stalled writer still fills its 32 slots.
 # shellcheck disable=SC2086
-fio --eta=never $FIO --do_verify=0 --output=/tmp/fio-stall.log &
+fio --eta=never $FIO --rate_iops=250 --do_verify=0 --output=/tmp/fio-stall.log &
 FIO_PID=$!
 wait_until 60 nsw "pages on server 1" eval '[ "$(netram_stat nsw 1 held)" -gt 500 ]'
 server_ctl stop 1 || die "stop server 1"
