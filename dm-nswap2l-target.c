@@ -130,41 +130,64 @@ static void discard_work(struct work_struct *work)
 	}
 }
 
+static unsigned int bio_pages(struct bio *bio)
+{
+	return bio_sectors(bio) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT);
+}
+
+static void count_bio(struct nswap2l *nc, struct bio *bio, unsigned int pages)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+
+	if (bio_data_dir(bio) == WRITE) {
+		this_cpu_add(nc->stats->writes[nb->tier], pages);
+		this_cpu_inc(nc->stats->write_bios[nb->tier]);
+	} else {
+		this_cpu_add(nc->stats->reads[nb->tier], pages);
+		this_cpu_inc(nc->stats->read_bios[nb->tier]);
+	}
+}
+
 /*
- * Find the page's home, placing a page written for the first time; false
- * if the bio was completed here (a read of a page never written, or no
- * room for a new page).
+ * Find the home of the bio's first page, placing pages written for the
+ * first time, and keep the longest run of pages from there that goes to one
+ * home (dm sends the rest of the bio again).  False if the bio was
+ * completed here (a read of pages never written, or no room for a page).
  */
 static bool find_home(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	bool write = bio_data_dir(bio) == WRITE;
+	unsigned int nr = bio_pages(bio);
 	u64 entry;
+	int r;
 
 	entry = nswap2l_map_lookup(&nc->map, nb->page);
 	if (!entry) {
+		nr = nswap2l_map_unwritten_run(&nc->map, nb->page, nr);
+		dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 		if (!write) {
 			zero_fill_bio(bio);
-			this_cpu_inc(nc->stats->zero_reads);
+			this_cpu_add(nc->stats->zero_reads, nr);
 			bio_endio(bio);
 			return false;
 		}
-		/* -EAGAIN: a concurrent write placed it first; use that home. */
-		if (nswap2l_map_place(nc, nb->page, 0, &entry) == -ENOSPC) {
+		r = nswap2l_map_place(nc, nb->page, nr, 0, &entry);
+		if (r == -ENOSPC) {
 			atomic64_inc(&nc->nospace_errors);
 			nb->give_up = true;
 			bio->bi_status = BLK_STS_NOSPC;
 			bio_endio(bio);
 			return false;
 		}
+		/* -EAGAIN: a concurrent write placed the first page; use its home. */
+		nr = r > 0 ? r : 1;
 	}
-	entry = nswap2l_map_note_access(&nc->map, nb->page, entry, write);
+	nr = nswap2l_map_note_run(nc, nb->page, nr, &entry, write);
+	dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
-	if (write)
-		this_cpu_inc(nc->stats->writes[nb->tier]);
-	else
-		this_cpu_inc(nc->stats->reads[nb->tier]);
+	count_bio(nc, bio, nr);
 	return true;
 }
 
@@ -184,39 +207,75 @@ static void submit_to_home(struct nswap2l *nc, struct bio *bio)
 }
 
 /*
- * A write its tier could not store (a full or failed server): give the page
- * a new home and send the bio there.  Returns false to complete the bio
- * with bio->bi_status.
+ * Split the first @nr pages off a rerouted write: sent to @entry's home on
+ * their own (0: completed, there is nothing to write), chained to the bio,
+ * which keeps the pages after them.
+ */
+static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u64 entry)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	struct bio *front = bio_split(bio, NSWAP2L_PAGE_TO_SECTOR(nr), GFP_NOIO, &nc->split_bios);
+	struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
+	u64 old_home = nswap2l_entry(nb->tier, nb->slot);
+
+	bio_chain(front, bio);
+	if (!entry)
+		bio_endio(front);
+	else if (tier->type->ops->map(tier, front, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
+		submit_bio_noacct(front);
+	nb->page += nr;
+	nb->slot = nswap2l_entry_slot(nswap2l_run_home(nc, old_home, nr));
+	/* dm's end_io sees only this bio: it cannot retry a piece. */
+	nb->give_up = true;
+}
+
+/*
+ * A write its tier could not store (a full or failed server): give its pages
+ * new homes and send it there, in one piece if one run takes every page.
+ * Returns false to complete the bio with bio->bi_status.
  */
 static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-	u64 home = nswap2l_entry(nb->tier, nb->slot);
+	unsigned int done, nr = bio_pages(bio);
 	u64 entry;
 	int r;
 
 	atomic64_inc(&nc->rerouted_writes);
-	r = nswap2l_map_place(nc, nb->page, home, &entry);
-	if (r == -ENOSPC) {
-		atomic64_inc(&nc->nospace_errors);
-		bio->bi_status = BLK_STS_NOSPC;
-		return false;
+	for (;;) {
+		u64 home = nswap2l_entry(nb->tier, nb->slot);
+
+		r = nswap2l_map_place(nc, nb->page, nr, home, &entry);
+		if (r == -ENOSPC) {
+			atomic64_inc(&nc->nospace_errors);
+			bio->bi_status = BLK_STS_NOSPC;
+			return false;
+		}
+		if (r > 0) {
+			/* Part of the pages may have reached the old homes. */
+			for (done = 0; done < r; done++)
+				nswap2l_free_home(nc, nswap2l_run_home(nc, home, done), true);
+		} else {
+			/*
+			 * The first page was discarded meanwhile (the write lost
+			 * the race, nothing to keep) or another write gave it a
+			 * new home: follow that one.
+			 */
+			done = 1;
+			if (entry)
+				entry = nswap2l_map_note_access(&nc->map, nb->page, entry, true);
+		}
+		if (done == nr)
+			break;
+		split_front(nc, bio, done, entry);
+		nr -= done;
 	}
-	if (!r) {
-		/* Part of the page may have reached the old home. */
-		nswap2l_free_home(nc, home, true);
-	} else if (!entry) {
-		/* Discarded meanwhile: the write lost the race, nothing to keep. */
-		bio->bi_status = BLK_STS_OK;
+	bio->bi_status = BLK_STS_OK;
+	if (!entry)
 		return false;
-	} else {
-		/* Another write gave the page a new home meanwhile: follow it. */
-		entry = nswap2l_map_note_access(&nc->map, nb->page, entry, true);
-	}
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
-	this_cpu_inc(nc->stats->writes[nb->tier]);
-	bio->bi_status = BLK_STS_OK;
+	count_bio(nc, bio, nr);
 	submit_to_home(nc, bio);
 	return true;
 }
@@ -565,6 +624,7 @@ static void destroy_device(struct nswap2l *nc)
 		if (nc->tiers[id])
 			nc->tiers[id]->type->ops->destroy(nc->tiers[id]);
 	nswap2l_mover_destroy(nc);
+	bioset_exit(&nc->split_bios);
 	nswap2l_map_exit(&nc->map);
 	free_percpu(nc->stats);
 	kfree(nc->key_spec);
@@ -668,6 +728,12 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 		ti->error = "Cannot allocate statistics";
 		goto bad;
 	}
+	r = bioset_init(&nc->split_bios, BIO_POOL_SIZE, 0, 0);
+	if (r) {
+		ti->error = "Cannot allocate bio set";
+		goto bad;
+	}
+	r = -ENOMEM;
 	nc->bio_wq = alloc_workqueue("nswap2l-io-%s", WQ_MEM_RECLAIM, 1, nc->name);
 	nc->discard_wq = alloc_workqueue("nswap2l-discard-%s", WQ_MEM_RECLAIM, 1, nc->name);
 	if (!nc->bio_wq || !nc->discard_wq) {
@@ -882,9 +948,6 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	t->placement_name = t->new_placement ? t->new_placement->type->name :
 			    nswap2l_placement_name(nc);
 
-	r = dm_set_target_max_io_len(ti, NSWAP2L_PAGE_SECTORS);
-	if (r)
-		goto bad;
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		ti->num_flush_bios += nc->tiers[id] && nc->tiers[id]->type->ops->map_flush;
 	ti->num_discard_bios = 1;
@@ -1003,6 +1066,8 @@ static void sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum)
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 			sum->reads[id] += s->reads[id];
 			sum->writes[id] += s->writes[id];
+			sum->read_bios[id] += s->read_bios[id];
+			sum->write_bios[id] += s->write_bios[id];
 		}
 		sum->zero_reads += s->zero_reads;
 	}
@@ -1087,15 +1152,17 @@ ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf)
 	int id;
 
 	sum_io_stats(nc, &io);
-	len += sysfs_emit_at(buf, len, "tier capacity used reads writes discards\n");
+	len += sysfs_emit_at(buf, len,
+			     "tier capacity used reads writes discards read_bios write_bios\n");
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
 		if (tier)
-			len += sysfs_emit_at(buf, len, "%s %llu %lld %llu %llu %lld\n",
+			len += sysfs_emit_at(buf, len, "%s %llu %lld %llu %llu %lld %llu %llu\n",
 					     tier->type->name, READ_ONCE(tier->capacity),
 					     atomic64_read(&tier->used), io.reads[id],
-					     io.writes[id], atomic64_read(&tier->discards));
+					     io.writes[id], atomic64_read(&tier->discards),
+					     io.read_bios[id], io.write_bios[id]);
 	}
 	return len;
 }

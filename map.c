@@ -146,7 +146,7 @@ void nswap2l_inflight_wait(struct nswap2l_inflight *inflight)
 /*----------------------------------------------------------------
  * Homes
  *--------------------------------------------------------------*/
-int nswap2l_alloc_home(struct nswap2l *nc, u64 page, u64 *entry)
+int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry)
 {
 	struct nswap2l_placement *placement;
 	unsigned long tried = 0;
@@ -159,9 +159,9 @@ int nswap2l_alloc_home(struct nswap2l *nc, u64 page, u64 *entry)
 		u64 slot;
 
 		tried |= BIT(id);
-		if (!tier->type->ops->alloc_slot(tier, &slot)) {
+		r = tier->type->ops->alloc_slots(tier, nr, &slot);
+		if (r > 0) {
 			*entry = nswap2l_entry(id, slot);
-			r = 0;
 			break;
 		}
 	}
@@ -177,32 +177,55 @@ void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written)
 	tier->type->ops->free_slots(tier, &slot, 1, written);
 }
 
-int nswap2l_map_place(struct nswap2l *nc, u64 page, u64 expected, u64 *entry)
+/*
+ * Install @new over the entry whose home is @expected; false if it has
+ * another, with that entry in *@seen.
+ */
+static bool replace_home(atomic64_t *e, u64 expected, u64 new, u64 *seen)
 {
-	atomic64_t *e = &nc->map.entries[page];
 	u64 cur = atomic64_read(e);
-	int r;
 
-	if (nswap2l_entry_home(cur) != expected) {
-		*entry = cur;
-		return -EAGAIN;
-	}
-	r = nswap2l_alloc_home(nc, page, entry);
-	if (r)
-		return r;
 	/* A write gives the page new contents: no flag of the old home applies. */
-	for (;;) {
-		u64 old = atomic64_cmpxchg(e, cur, *entry);
+	while (nswap2l_entry_home(cur) == expected) {
+		u64 old = atomic64_cmpxchg(e, cur, new);
 
 		if (old == cur)
-			return 0;
-		if (nswap2l_entry_home(old) != expected) {
-			nswap2l_free_home(nc, *entry, false);
-			*entry = old;
-			return -EAGAIN;
-		}
+			return true;
 		cur = old;	/* only a flag changed: try again */
 	}
+	*seen = cur;
+	return false;
+}
+
+int nswap2l_map_place(struct nswap2l *nc, u64 page, unsigned int nr, u64 expected, u64 *entry)
+{
+	atomic64_t *e = &nc->map.entries[page];
+	u64 seen = atomic64_read(e);
+	int placed, got;
+
+	if (nswap2l_entry_home(seen) != expected) {
+		*entry = seen;
+		return -EAGAIN;
+	}
+	got = nswap2l_alloc_home(nc, page, nr, entry);
+	if (got < 0)
+		return got;
+	for (placed = 0; placed < got; placed++) {
+		u64 old_home = expected ? nswap2l_run_home(nc, expected, placed) : 0;
+
+		if (!replace_home(&e[placed], old_home, nswap2l_run_home(nc, *entry, placed), &seen))
+			break;
+	}
+	/* Slots past a page that changed meanwhile were never written. */
+	while (got > placed) {
+		got--;
+		nswap2l_free_home(nc, nswap2l_run_home(nc, *entry, got), false);
+	}
+	if (!placed) {
+		*entry = seen;
+		return -EAGAIN;
+	}
+	return placed;
 }
 
 /*
@@ -225,6 +248,38 @@ u64 nswap2l_map_note_access(struct nswap2l_map *map, u64 page, u64 entry, bool w
 			return entry;
 		entry = old;	/* flagged, unflagged or moved meanwhile: look again */
 	}
+}
+
+unsigned int nswap2l_map_note_run(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry,
+				  bool write)
+{
+	struct nswap2l_map *map = &nc->map;
+	u64 first = nswap2l_map_note_access(map, page, *entry, write);
+	struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(first)];
+	u64 home = nswap2l_entry_home(first);
+	unsigned int n;
+
+	if (tier->type->ops->max_run)
+		nr = min(nr, tier->type->ops->max_run(tier, nswap2l_entry_slot(first)));
+	for (n = 1; n < nr; n++) {
+		u64 want = nswap2l_run_home(nc, home, n);
+		u64 cur = nswap2l_map_lookup(map, page + n);
+
+		if (nswap2l_entry_home(cur) != want ||
+		    nswap2l_entry_home(nswap2l_map_note_access(map, page + n, cur, write)) != want)
+			break;
+	}
+	*entry = first;
+	return n;
+}
+
+unsigned int nswap2l_map_unwritten_run(struct nswap2l_map *map, u64 page, unsigned int nr)
+{
+	unsigned int n = 1;
+
+	while (n < nr && !nswap2l_map_lookup(map, page + n))
+		n++;
+	return n;
 }
 
 bool nswap2l_map_flag_moving(struct nswap2l_map *map, u64 page, u64 home)

@@ -108,7 +108,7 @@ static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job
 	for (i = 0; i < mover->nr_pages; i++) {
 		struct move_page *mp = &mover->pages[i];
 
-		if (!mp->status && nswap2l_alloc_home(nc, mp->page, &mp->new_entry))
+		if (!mp->status && nswap2l_alloc_home(nc, mp->page, 1, &mp->new_entry) < 0)
 			mp->status = BLK_STS_NOSPC;
 	}
 	move_io(mover, REQ_OP_WRITE);

@@ -79,15 +79,22 @@ struct netram_eviction {
 	unsigned int nr_ready;
 };
 
-/* One request message in flight; indexed by its tag. */
+/*
+ * One request message in flight; indexed by its tag.  A PUT or GET carries
+ * the pages of whole bios, each a run of consecutive keys.
+ */
 struct netram_msg {
 	u16 type;			/* enum nswap2l_msg_type */
-	u16 count;
+	u16 count;			/* keys (and pages) */
+	u16 nr_bios;
 	u64 seq;			/* send order, to resend in order */
 	unsigned long sent_at;
 	struct bio *bios[NSWAP2L_PROTO_MAX_PAGES];
 	__le64 keys[NETRAM_FREE_BATCH];
 };
+
+/* Page segments handed to one sendmsg() of PUT data. */
+#define NETRAM_TX_SEGMENTS	32
 
 /*
  * The message being written to the socket, maybe in part: sending never
@@ -99,6 +106,7 @@ struct netram_tx {
 	const __le64 *keys;
 	size_t keys_len;
 	struct bio *const *bios;	/* PUT: their pages follow the keys */
+	unsigned int nr_bios;
 	size_t len;			/* 0: nothing being sent */
 	size_t sent;
 };
@@ -148,6 +156,7 @@ struct netram_server {
 	atomic64_t free_reported;
 	atomic64_t bytes_sent;
 	atomic64_t bytes_received;
+	atomic64_t requests;		/* PUT, GET and FREE messages sent */
 	atomic64_t errors;
 	atomic64_t reconnects;
 	atomic64_t evict_asked;		/* pages the server asked back */

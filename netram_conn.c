@@ -69,22 +69,20 @@ int netram_xmit_buf(struct netram_server *srv, struct socket *sock, bool send,
 	return netram_xmit(srv, sock, send, &iter, flags);
 }
 
-/* The page of one bio, straight from the socket into the bio's pages. */
+/* Straight from the socket into the bio's pages, all segments in one iter (as loop does). */
 int netram_recv_bio(struct netram_server *srv, struct bio *bio)
 {
-	struct bvec_iter iter;
+	struct bio_vec *bvec = __bvec_iter_bvec(bio->bi_io_vec, bio->bi_iter);
+	unsigned int nr_bvecs = 0;
+	struct bvec_iter it;
 	struct bio_vec bv;
-	int r;
+	struct iov_iter iter;
 
-	bio_for_each_segment(bv, bio, iter) {
-		struct iov_iter it;
-
-		iov_iter_bvec(&it, ITER_DEST, &bv, 1, bv.bv_len);
-		r = netram_xmit(srv, srv->sock, false, &it, 0);
-		if (r)
-			return r;
-	}
-	return 0;
+	bio_for_each_bvec(bv, bio, it)
+		nr_bvecs++;
+	iov_iter_bvec(&iter, ITER_DEST, bvec, nr_bvecs, bio->bi_iter.bi_size);
+	iter.iov_offset = bio->bi_iter.bi_bvec_done;
+	return netram_xmit(srv, srv->sock, false, &iter, 0);
 }
 
 /* One attempt, never blocking: bytes sent, -EAGAIN if the socket is full. */

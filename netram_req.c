@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Network RAM requests: bios are queued per server in arrival order and
- * batched into PUT/GET messages of up to NSWAP2L_PROTO_MAX_PAGES pages
- * (Nswap's PUTPAGES), with up to NETRAM_TAGS messages in flight; freed keys
+ * Network RAM requests: bios (each a run of pages with consecutive keys)
+ * are queued per server in arrival order and batched into PUT/GET messages
+ * of up to the server's max_pages (Nswap's PUTPAGES; a bio is never cut,
+ * the core keeps bios within that), with up to NETRAM_TAGS messages in
+ * flight; freed keys
  * go out in FREE messages of NETRAM_FREE_BATCH keys.  The server answers a
  * connection's requests in order, so a GET never overtakes the PUT before
  * it.
@@ -80,8 +82,27 @@ void netram_queue_free(struct netram_server *srv, u64 key)
  * Sending
  *--------------------------------------------------------------*/
 
+static unsigned int netram_bio_pages(struct bio *bio)
+{
+	return bio->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE;
+}
+
+/*
+ * A bio with more pages than the server takes in one message: mapped before
+ * a reconnect brought a smaller limit.  Failed (a write goes elsewhere);
+ * called with srv->lock held.
+ */
+static void netram_take_oversized(struct netram_server *srv, struct bio_list *oversized)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_peek(&srv->queue)) && netram_bio_pages(bio) > srv->max_pages)
+		bio_list_add(oversized, bio_list_pop(&srv->queue));
+}
+
 /* Take the next request message from the queues; called with srv->lock held. */
-static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag)
+static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
+					  struct bio_list *oversized)
 {
 	/* A suspended device sends nothing of its own accord. */
 	bool free = srv->nr_free_keys && !READ_ONCE(srv->nt->suspended);
@@ -90,6 +111,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag)
 
 	if (srv->state != NETRAM_UP || srv->busy_tags == GENMASK(NETRAM_TAGS - 1, 0))
 		return NULL;
+	netram_take_oversized(srv, oversized);
 	if (!free && bio_list_empty(&srv->queue))
 		return NULL;
 	if (!free && bio_data_dir(bio_list_peek(&srv->queue)) == READ &&
@@ -99,6 +121,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag)
 	*tag = ffz(srv->busy_tags);
 	msg = &srv->msgs[*tag];
 	msg->count = 0;
+	msg->nr_bios = 0;
 	if (free) {
 		msg->type = NSWAP2L_MSG_FREE;
 		while (srv->nr_free_keys && msg->count < NETRAM_FREE_BATCH)
@@ -111,14 +134,19 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag)
 		srv->gets_in_flight += !write;
 		while ((bio = bio_list_peek(&srv->queue)) &&
 		       (bio_data_dir(bio) == WRITE) == write &&
-		       msg->count < srv->max_pages) {
+		       msg->count + netram_bio_pages(bio) <= srv->max_pages) {
+			u64 key = NSWAP2L_SECTOR_TO_PAGE(bio->bi_iter.bi_sector);
+			unsigned int i;
+
 			bio_list_pop(&srv->queue);
-			msg->keys[msg->count] =
-				cpu_to_le64(NSWAP2L_SECTOR_TO_PAGE(bio->bi_iter.bi_sector));
-			msg->bios[msg->count++] = bio;
+			for (i = 0; i < netram_bio_pages(bio); i++)
+				msg->keys[msg->count++] = cpu_to_le64(key + i);
+			msg->bios[msg->nr_bios++] = bio;
+			netram_take_oversized(srv, oversized);
 		}
 	}
 	__set_bit(*tag, &srv->busy_tags);
+	atomic64_inc(&srv->requests);
 	msg->seq = srv->next_seq++;
 	msg->sent_at = jiffies;
 	return msg;
@@ -128,17 +156,21 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag)
 static bool netram_next_tx(struct netram_server *srv)
 {
 	struct netram_tx *tx = &srv->tx;
+	struct bio_list oversized = BIO_EMPTY_LIST;
 	struct netram_evict_reply reply;
 	struct netram_msg *msg;
 	unsigned long flags;
 	bool have_reply = false;
+	struct bio *bio;
 	u32 tag;
 
 	spin_lock_irqsave(&srv->lock, flags);
-	msg = netram_next_msg(srv, &tag);
+	msg = netram_next_msg(srv, &tag, &oversized);
 	if (!msg)
 		have_reply = netram_next_evict_reply(srv, &reply);
 	spin_unlock_irqrestore(&srv->lock, flags);
+	while ((bio = bio_list_pop(&oversized)))
+		netram_fail_bio(srv, bio);
 
 	if (msg) {
 		bool put = msg->type == NSWAP2L_MSG_PUT;
@@ -146,6 +178,7 @@ static bool netram_next_tx(struct netram_server *srv)
 		tx->keys = msg->keys;
 		tx->keys_len = msg->count * sizeof(__le64);
 		tx->bios = put ? msg->bios : NULL;
+		tx->nr_bios = put ? msg->nr_bios : 0;
 		netram_fill_header(&tx->hdr, msg->type, tag, msg->count,
 				   tx->keys_len + (put ? msg->count * NSWAP2L_PROTO_PAGE_SIZE : 0));
 	} else if (have_reply) {
@@ -163,6 +196,37 @@ static bool netram_next_tx(struct netram_server *srv)
 	return true;
 }
 
+/*
+ * PUT data from @off bytes on: up to NETRAM_TX_SEGMENTS page segments of
+ * the message's bios in @bvecs; returns how many, with their bytes in *@len.
+ */
+static unsigned int netram_tx_data(struct netram_tx *tx, size_t off, struct bio_vec *bvecs,
+				   size_t *len)
+{
+	unsigned int i, n = 0;
+
+	*len = 0;
+	for (i = 0; i < tx->nr_bios && n < NETRAM_TX_SEGMENTS; i++) {
+		struct bio *bio = tx->bios[i];
+		struct bvec_iter it = bio->bi_iter;
+		struct bio_vec bv;
+
+		if (off >= it.bi_size) {
+			off -= it.bi_size;
+			continue;
+		}
+		bio_advance_iter(bio, &it, off);
+		off = 0;
+		__bio_for_each_segment(bv, bio, it, it) {
+			if (n == NETRAM_TX_SEGMENTS)
+				break;
+			bvecs[n++] = bv;
+			*len += bv.bv_len;
+		}
+	}
+	return n;
+}
+
 /* What is left of srv->tx: 0 once all of it went, -EAGAIN if the socket is full. */
 static int netram_send_tx(struct netram_server *srv)
 {
@@ -170,9 +234,9 @@ static int netram_send_tx(struct netram_server *srv)
 	size_t head_len = sizeof(tx->hdr) + tx->keys_len;
 
 	while (tx->sent < tx->len) {
+		struct bio_vec bvecs[NETRAM_TX_SEGMENTS];
 		struct iov_iter iter;
 		struct kvec head[2];
-		struct bio_vec bv;
 		bool last;
 		int r;
 
@@ -185,15 +249,12 @@ static int netram_send_tx(struct netram_server *srv)
 			iov_iter_advance(&iter, tx->sent);
 			last = head_len == tx->len;
 		} else {
-			/* PUT data: the page of one bio, from where the socket stopped. */
-			size_t off = tx->sent - head_len;
-			struct bio *bio = tx->bios[off / NSWAP2L_PROTO_PAGE_SIZE];
-			struct bvec_iter it = bio->bi_iter;
+			/* PUT data: the bios' pages, from where the socket stopped. */
+			size_t len;
+			unsigned int n = netram_tx_data(tx, tx->sent - head_len, bvecs, &len);
 
-			bio_advance_iter(bio, &it, off % NSWAP2L_PROTO_PAGE_SIZE);
-			bv = bio_iter_iovec(bio, it);
-			iov_iter_bvec(&iter, ITER_SOURCE, &bv, 1, bv.bv_len);
-			last = tx->sent + bv.bv_len == tx->len;
+			iov_iter_bvec(&iter, ITER_SOURCE, bvecs, n, len);
+			last = tx->sent + len == tx->len;
 		}
 		r = netram_send_nowait(srv, &iter, last ? 0 : MSG_MORE);
 		if (r < 0)
@@ -343,12 +404,12 @@ static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg
 	if (status == NSWAP2L_OK) {
 		if (length != msg->count * NSWAP2L_PROTO_PAGE_SIZE)
 			return -EPROTO;
-		for (i = 0; i < msg->count; i++) {
+		for (i = 0; i < msg->nr_bios; i++) {
 			r = netram_recv_bio(srv, msg->bios[i]);
 			if (r)
 				return r;
 		}
-		for (i = 0; i < msg->count; i++)
+		for (i = 0; i < msg->nr_bios; i++)
 			bio_endio(msg->bios[i]);
 		return 0;
 	}
@@ -357,7 +418,7 @@ static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg
 	/* The server lost pages it had taken (restarted?): never return zeros. */
 	DMERR_LIMIT("%s: server %s does not have %u page(s) it stored",
 		    netram_dev_name(srv->nt), srv->name, msg->count);
-	for (i = 0; i < msg->count; i++)
+	for (i = 0; i < msg->nr_bios; i++)
 		netram_fail_bio(srv, msg->bios[i]);
 	return 0;
 }
@@ -371,7 +432,7 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 		return -EPROTO;
 	if (status == NSWAP2L_ERR_NOSPC)
 		atomic64_set(&srv->free_estimate, 0);	/* until it says otherwise */
-	for (i = 0; i < msg->count; i++) {
+	for (i = 0; i < msg->nr_bios; i++) {
 		if (status == NSWAP2L_OK)
 			bio_endio(msg->bios[i]);
 		else
@@ -481,12 +542,10 @@ void netram_requeue_unanswered(struct netram_server *srv)
 				msg = &srv->msgs[tag];
 		__clear_bit(msg - srv->msgs, &pending);
 
-		for (i = 0; i < msg->count; i++) {
-			if (msg->type != NSWAP2L_MSG_FREE)
-				bio_list_add(&resend, msg->bios[i]);
-			else
-				netram_add_free_key(srv, le64_to_cpu(msg->keys[i]));
-		}
+		for (i = 0; i < msg->nr_bios; i++)
+			bio_list_add(&resend, msg->bios[i]);
+		for (i = 0; msg->type == NSWAP2L_MSG_FREE && i < msg->count; i++)
+			netram_add_free_key(srv, le64_to_cpu(msg->keys[i]));
 	}
 	srv->busy_tags = 0;
 	srv->gets_in_flight = 0;

@@ -120,8 +120,12 @@ __printf(3, 4)
 void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt, ...);
 
 /*
- * Mechanism of one tier.  alloc_slot() and map() run in the bio submission
+ * Mechanism of one tier.  alloc_slots() and map() run in the bio submission
  * path and must not block; free_slots() runs on a worker.
+ *
+ * A bio may span a run of pages: pages whose slots follow each other, each
+ * run_stride above the one before (struct nswap2l_tier).  map() gets the
+ * first page's slot and sends the whole bio there.
  *
  * Life of a tier: create() when the first table of a device is loaded, then
  * start() once everything a tier may call into exists; reloads go through
@@ -159,8 +163,11 @@ struct nswap2l_tier_ops {
 	void (*suspend)(struct nswap2l_tier *tier);
 	void (*resume)(struct nswap2l_tier *tier);
 
-	/* Reserve a free slot; -ENOSPC when the tier is full. */
-	int (*alloc_slot)(struct nswap2l_tier *tier, u64 *slot);
+	/*
+	 * Reserve a run of at most @nr free slots, the first in *@slot; returns
+	 * how many (at least one), -ENOSPC when the tier is full.
+	 */
+	int (*alloc_slots)(struct nswap2l_tier *tier, unsigned int nr, u64 *slot);
 	/*
 	 * Give slots back.  @written: data may have reached them, so the tier
 	 * may discard them (may block); otherwise this only undoes alloc_slot()
@@ -169,8 +176,10 @@ struct nswap2l_tier_ops {
 	void (*free_slots)(struct nswap2l_tier *tier, const u64 *slots,
 			   unsigned int nr, bool written);
 
-	/* Send a read or write of @slot; returns a DM_MAPIO_* code. */
+	/* Send a read or write of the run that starts at @slot; a DM_MAPIO_* code. */
 	int (*map)(struct nswap2l_tier *tier, struct bio *bio, u64 slot);
+	/* Most pages one bio to the run at @slot may span (optional: no limit). */
+	unsigned int (*max_run)(struct nswap2l_tier *tier, u64 slot);
 	/* Send an empty flush; NULL when the tier has no volatile cache. */
 	int (*map_flush)(struct nswap2l_tier *tier, struct bio *bio);
 
@@ -214,6 +223,7 @@ struct nswap2l_tier {
 	struct nswap2l *nc;		/* the device, set once the tier is created */
 	struct dm_dev *dev;		/* block tiers: the device, else NULL */
 	u64 capacity;			/* changes at run time for Network RAM */
+	u64 run_stride;			/* slot of a run's next page minus this one's */
 	atomic64_t used;
 	atomic64_t discards;
 };
@@ -290,25 +300,36 @@ void nswap2l_inflight_exit(struct nswap2l_inflight *inflight, unsigned int epoch
 void nswap2l_inflight_wait(struct nswap2l_inflight *inflight);
 
 /*
- * Choose a home for @page with the placement policy and reserve its slot;
- * the caller installs the entry or frees the slot.  -ENOSPC if no tier has
- * room.
+ * Choose a home for @page with the placement policy and reserve a run of at
+ * most @nr slots there; returns the run's length with its first entry in
+ * *@entry, or -ENOSPC if no tier has room.  The caller installs the entries
+ * or frees the slots.
  */
-int nswap2l_alloc_home(struct nswap2l *nc, u64 page, u64 *entry);
+int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry);
 /* Give the slot of @entry back to its tier. */
 void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written);
 /*
- * Give @page a new home, replacing the entry whose home is @expected (0 for
- * a page written for the first time).  0 with the new entry in *@entry;
- * -EAGAIN if the entry changed meanwhile, with the current entry in *@entry;
- * -ENOSPC if no tier has room.
+ * Give the pages from @page, at most @nr, new homes in one run, replacing
+ * the entries whose homes are the run at @expected (0: pages written for the
+ * first time).  Returns how many pages it placed (at least one) with the
+ * first new entry in *@entry; -EAGAIN if the first page's entry changed
+ * meanwhile, with that entry in *@entry; -ENOSPC if no tier has room.
  */
-int nswap2l_map_place(struct nswap2l *nc, u64 page, u64 expected, u64 *entry);
+int nswap2l_map_place(struct nswap2l *nc, u64 page, unsigned int nr, u64 expected, u64 *entry);
 /*
  * Note a read or write of @page: set the referenced bit and, for a write,
  * clear the migrating bit.  Returns the entry to send the bio to.
  */
 u64 nswap2l_map_note_access(struct nswap2l_map *map, u64 page, u64 entry, bool write);
+/*
+ * Note a read or write of the pages from @page, at most @nr, whose homes
+ * form one run with the first page's home *@entry.  Returns the run's length,
+ * with the entry to send the bio to in *@entry.
+ */
+unsigned int nswap2l_map_note_run(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry,
+				  bool write);
+/* How many pages from @page, at most @nr, were never written (or were discarded). */
+unsigned int nswap2l_map_unwritten_run(struct nswap2l_map *map, u64 page, unsigned int nr);
 /* Flag the page as moving if its home still is @home; false if it changed. */
 bool nswap2l_map_flag_moving(struct nswap2l_map *map, u64 page, u64 home);
 /*
@@ -330,8 +351,10 @@ void nswap2l_map_discard(struct nswap2l *nc, u64 first, u64 end);
 
 /* Counted on every bio: per CPU, so that CPUs do not share a cache line. */
 struct nswap2l_io_stats {
-	u64 reads[NSWAP2L_NR_TIERS];
+	u64 reads[NSWAP2L_NR_TIERS];		/* pages */
 	u64 writes[NSWAP2L_NR_TIERS];
+	u64 read_bios[NSWAP2L_NR_TIERS];	/* the bios that carried them */
+	u64 write_bios[NSWAP2L_NR_TIERS];
 	u64 zero_reads;				/* reads of never-written pages */
 };
 
@@ -370,11 +393,22 @@ struct nswap2l {
 	struct nswap2l_mover *mover;
 	struct nswap2l_sysfs *sysfs;		/* while the table is live */
 
+	/* Rerouted writes whose pages found no one run: split (reroute_write). */
+	struct bio_set split_bios;
+
 	struct nswap2l_io_stats __percpu *stats;
 	atomic64_t nospace_errors;		/* writes that found no free slot */
 	atomic64_t rerouted_writes;		/* writes a tier gave back */
 	atomic64_t moved_pages;			/* by the mover */
 };
+
+/* The home of the page @n pages after the one at @home, in the same run. */
+static inline u64 nswap2l_run_home(struct nswap2l *nc, u64 home, u64 n)
+{
+	u64 stride = nc->tiers[nswap2l_entry_tier(home)]->run_stride;
+
+	return home + ((n * stride) << NSWAP2L_ENTRY_SLOT_SHIFT);
+}
 
 /* Interface shared by messages and sysfs (sysfs.c). */
 int nswap2l_set_placement(struct nswap2l *nc, const char *name);

@@ -2,7 +2,8 @@
 /*
  * Mechanism shared by the tiers that are block devices (flash, disk): the
  * device is an array of 4 KiB slots, slot s at sector 8 * s, handed out by a
- * bitmap allocator.  Reads and writes are remapped bios, never copies.
+ * bitmap allocator in runs of consecutive slots, so that the pages of one
+ * bio stay together.  Reads and writes are remapped bios, never copies.
  *
  * A tier uses no more slots than the mapped device has pages: a 20 TiB disk
  * under a 64 GiB device costs a bitmap of 64 GiB / 4 KiB bits.  A reload
@@ -70,6 +71,7 @@ static int block_tier_create(struct dm_target *ti, const struct nswap2l_tier_typ
 	bt->tier.type = type;
 	bt->tier.dev = dev;
 	bt->tier.capacity = nswap2l_block_slots(dev, opts->device_pages);
+	bt->tier.run_stride = 1;
 	spin_lock_init(&bt->lock);
 	bt->slot_bitmap = alloc_slot_bitmap(bt->tier.capacity);
 	if (!bt->slot_bitmap) {
@@ -138,11 +140,12 @@ static void block_tier_commit_reload(struct nswap2l_tier *tier, void *change)
 	block_tier_cancel_reload(tier, growth);
 }
 
-static int block_tier_alloc_slot(struct nswap2l_tier *tier, u64 *slot)
+/* The next free slot from the rotor and as many free ones after it as @nr allows. */
+static int block_tier_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *slot)
 {
 	struct block_tier *bt = to_block_tier(tier);
 	unsigned long flags;
-	unsigned long bit;
+	unsigned long bit, end;
 
 	spin_lock_irqsave(&bt->lock, flags);
 	bit = find_next_zero_bit(bt->slot_bitmap, tier->capacity, bt->next_slot);
@@ -152,13 +155,14 @@ static int block_tier_alloc_slot(struct nswap2l_tier *tier, u64 *slot)
 		spin_unlock_irqrestore(&bt->lock, flags);
 		return -ENOSPC;
 	}
-	__set_bit(bit, bt->slot_bitmap);
-	bt->next_slot = bit + 1;
-	atomic64_inc(&tier->used);
+	end = find_next_bit(bt->slot_bitmap, min_t(u64, tier->capacity, bit + nr), bit);
+	bitmap_set(bt->slot_bitmap, bit, end - bit);
+	bt->next_slot = end;
+	atomic64_add(end - bit, &tier->used);
 	spin_unlock_irqrestore(&bt->lock, flags);
 
 	*slot = bit;
-	return 0;
+	return end - bit;
 }
 
 /* Discard runs of consecutive slots with one request each. */
@@ -229,7 +233,7 @@ const struct nswap2l_tier_ops nswap2l_block_tier_ops = {
 	.prepare_reload = block_tier_prepare_reload,
 	.commit_reload = block_tier_commit_reload,
 	.cancel_reload = block_tier_cancel_reload,
-	.alloc_slot = block_tier_alloc_slot,
+	.alloc_slots = block_tier_alloc_slots,
 	.free_slots = block_tier_free_slots,
 	.map = block_tier_map,
 	.map_flush = block_tier_map_flush,

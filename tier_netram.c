@@ -92,30 +92,33 @@ static bool netram_takes_pages(struct netram_server *srv)
 	       !READ_ONCE(srv->draining) && !READ_ONCE(srv->evict.running);
 }
 
-static int netram_alloc_slot(struct nswap2l_tier *tier, u64 *slot)
+/* A run of consecutive keys on one server, no longer than it takes in one message. */
+static int netram_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
 	s64 free_pages[NETRAM_MAX_SERVERS];
-	unsigned int i, nr = netram_nr_servers(nt);
+	unsigned int i, nr_servers = netram_nr_servers(nt);
 	unsigned long candidates = 0;
 	struct netram_server *srv;
 	int pick;
 
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < nr_servers; i++) {
 		srv = nt->servers[i];
 		free_pages[i] = atomic64_read(&srv->free_estimate);
 		if (netram_takes_pages(srv))
 			__set_bit(i, &candidates);
 	}
-	pick = nt->choice->pick(free_pages, nr, candidates);
+	pick = nt->choice->pick(free_pages, nr_servers, candidates);
 	if (pick < 0)
 		return -ENOSPC;
 	srv = nt->servers[pick];
-	atomic64_dec(&srv->free_estimate);
-	atomic64_inc(&srv->held);
-	atomic64_inc(&tier->used);
-	*slot = atomic64_inc_return(&srv->next_key) << NETRAM_SLOT_KEY_SHIFT | srv->index;
-	return 0;
+	nr = clamp_t(s64, free_pages[pick], 1, min(nr, READ_ONCE(srv->max_pages)));
+	atomic64_sub(nr, &srv->free_estimate);
+	atomic64_add(nr, &srv->held);
+	atomic64_add(nr, &tier->used);
+	*slot = (atomic64_add_return(nr, &srv->next_key) - nr + 1) << NETRAM_SLOT_KEY_SHIFT |
+		srv->index;
+	return nr;
 }
 
 static struct netram_server *netram_slot_server(struct netram_tier *nt, u64 slot)
@@ -152,12 +155,16 @@ static int netram_map(struct nswap2l_tier *tier, struct bio *bio, u64 slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
 
-	if (WARN_ON_ONCE(bio->bi_iter.bi_size != NSWAP2L_PROTO_PAGE_SIZE))
-		return DM_MAPIO_KILL;
 	/* Remapped, like a block tier: the key is the page number on the server. */
 	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
 	netram_queue_bio(netram_slot_server(nt, slot), bio);
 	return DM_MAPIO_SUBMITTED;
+}
+
+/* A bio goes in one PUT or GET. */
+static unsigned int netram_max_run(struct nswap2l_tier *tier, u64 slot)
+{
+	return READ_ONCE(netram_slot_server(to_netram_tier(tier), slot)->max_pages);
 }
 
 /*----------------------------------------------------------------
@@ -220,10 +227,10 @@ static ssize_t netram_show_servers(struct nswap2l_tier *tier, char *buf)
 	unsigned int i, nr = netram_nr_servers(nt);
 	ssize_t len;
 
-	len = sysfs_emit(buf, "server state held free inflight sent_bytes received_bytes errors reconnects evict_asked evict_moved\n");
+	len = sysfs_emit(buf, "server state held free inflight sent_bytes received_bytes errors reconnects evict_asked evict_moved requests\n");
 	for (i = 0; i < nr && len + 1 < PAGE_SIZE; i++) {
 		len += netram_format_server(nt->servers[i], buf + len, PAGE_SIZE - len - 1);
-		len += sysfs_emit_at(buf, len, "\n");
+		len += sysfs_emit_at(buf, len, " %lld\n", atomic64_read(&nt->servers[i]->requests));
 	}
 	return len;
 }
@@ -443,6 +450,7 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 		return -ENOMEM;
 	}
 	nt->tier.type = type;
+	nt->tier.run_stride = 1ULL << NETRAM_SLOT_KEY_SHIFT;
 	nt->timeout = opts->timeout_secs * HZ;
 	/* No FREE or EVICT answer goes out before the device is first resumed. */
 	nt->suspended = true;
@@ -675,7 +683,8 @@ static const struct nswap2l_tier_ops netram_tier_ops = {
 	.cancel_reload = netram_cancel_reload,
 	.suspend = netram_suspend,
 	.resume = netram_resume,
-	.alloc_slot = netram_alloc_slot,
+	.alloc_slots = netram_alloc_slots,
+	.max_run = netram_max_run,
 	.free_slots = netram_free_slots,
 	.map = netram_map,
 	.emit_table_arg = netram_emit_table_arg,

@@ -38,6 +38,13 @@ with_server1 evict-first
 blkpat write $DEV 0 $PAGES 1 || die "write with an evict-first server"
 blkpat verify $DEV 0 $PAGES 1 || die "verify with an evict-first server"
 assert_ge "$(netram_stat nsw 1 evict_asked)" 64 "pages server 1 asked back at once"
+# A server takes no pages while its EVICT is answered, and multi-page bios
+# can store all of them before that: pages written once it is answered must
+# reach it.
+show_status nsw
+blkdiscard $DEV || die "blkdiscard"
+blkpat write $DEV 0 $PAGES 1 || die "write after the EVICTs"
+blkpat verify $DEV 0 $PAGES 1 || die "verify after the EVICTs"
 assert_gt "$(netram_stat nsw 1 held)" 0 "pages on server 1"
 show_status nsw
 dm_remove nsw || die "remove"

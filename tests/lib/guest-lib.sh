@@ -180,6 +180,17 @@ nsw_capacity_pages() { # dev... : sum of floor(sectors/8)
 }
 show_status() { log "status $1: $(dmsetup status "$1")"; }
 
+# sysfs_stat name file row column: a field of /sys/kernel/nswap2l/NAME/FILE
+# (tiers, servers), the row named ROW in its first column, the column by the
+# name in the header line
+sysfs_stat() {
+	awk -v row="$3" -v col="$4" '
+		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; if (!(col in c)) exit 2; next }
+		$1 == row { print $(c[col]); found = 1 }
+		END { if (!found) exit 1 }' "/sys/kernel/nswap2l/$1/$2" ||
+		die "no $4 of $3 in /sys/kernel/nswap2l/$1/$2: $(cat "/sys/kernel/nswap2l/$1/$2")"
+}
+
 # ---- Network RAM (cases with "# servers: N") --------------------------------
 NST_KEY_DESC_DEFAULT=nswap2l:test
 
