@@ -27,7 +27,8 @@
  * GETs in flight per connection.  A GET is tiny and its answer is what
  * costs: holding the next reads back while two are out makes them queue
  * up and go together, one request and one reply stream for many pages
- * (PUTs carry their pages, so they need no such help to batch).
+ * (PUTs carry their pages, so they need no such help to batch).  Reads
+ * that fill a whole GET are not held back: large reads keep the link busy.
  */
 #define NETRAM_GETS_IN_FLIGHT	2
 #define NETRAM_FREE_BATCH	512	/* keys per FREE message */

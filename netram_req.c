@@ -100,6 +100,23 @@ static void netram_take_oversized(struct netram_server *srv, struct bio_list *ov
 		bio_list_add(oversized, bio_list_pop(&srv->queue));
 }
 
+/*
+ * The reads at the head of the queue fill a whole GET: batching needs no
+ * wait for the GETs in flight.  Called with srv->lock held.
+ */
+static bool netram_full_get_queued(struct netram_server *srv)
+{
+	unsigned int pages = 0;
+	struct bio *bio;
+
+	for (bio = bio_list_peek(&srv->queue); bio && bio_data_dir(bio) == READ; bio = bio->bi_next) {
+		pages += netram_bio_pages(bio);
+		if (pages >= srv->max_pages)
+			return true;
+	}
+	return false;
+}
+
 /* Take the next request message from the queues; called with srv->lock held. */
 static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 					  struct bio_list *oversized)
@@ -115,7 +132,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	if (!free && bio_list_empty(&srv->queue))
 		return NULL;
 	if (!free && bio_data_dir(bio_list_peek(&srv->queue)) == READ &&
-	    srv->gets_in_flight >= NETRAM_GETS_IN_FLIGHT)
+	    srv->gets_in_flight >= NETRAM_GETS_IN_FLIGHT && !netram_full_get_queued(srv))
 		return NULL;
 
 	*tag = ffz(srv->busy_tags);
