@@ -6,8 +6,9 @@
 # random write and read (libaio QD16 and psync QD1), 64 KiB random (libaio
 # QD8), 1 MiB sequential (libaio QD4): IOPS, p99 completion latency, MiB/s,
 # guest CPU seconds per GiB moved (all of the guest's busy time, fio
-# included) and request messages per 4 KiB page (nbd: requests completed;
-# nswap2l: PUT, GET and FREE messages).  Measured side by side in one boot,
+# included), request messages per 4 KiB page (nbd: requests completed;
+# nswap2l: PUT, GET and FREE messages; each a round trip) and bytes on the
+# guest's NIC per page, both ways.  Measured side by side in one boot,
 # interleaved over several rounds; medians reported.
 # Goals: nswap2l over one server >= 1.5x nbd on every job; two servers
 # >= 1.6x one.
@@ -45,6 +46,8 @@ done
 cpu_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 # sectors read and written on a block device so far
 dev_sectors() { awk '{ print $3 + $7 }' "/sys/class/block/$(basename "$(readlink -f "$1")")/stat"; }
+# bytes on the guest's NIC so far, both ways (frames, headers included)
+wire_bytes() { echo $(($(cat /sys/class/net/eth0/statistics/tx_bytes) + $(cat /sys/class/net/eth0/statistics/rx_bytes))); }
 # request messages a device has sent so far
 dev_requests() {
 	case "$1" in
@@ -53,24 +56,25 @@ dev_requests() {
 	esac
 }
 
-# fio_job dev rw engine depth bs -> "IOPS p99_usec MiB/s cpu_s_per_GiB msgs_per_page"
+# fio_job dev rw engine depth bs ->
+#   "IOPS p99_usec MiB/s cpu_s_per_GiB msgs_per_page wire_bytes_per_page"
 fio_job() {
-	c0=$(cpu_busy) s0=$(dev_sectors "$1") m0=$(dev_requests "$1")
+	c0=$(cpu_busy) s0=$(dev_sectors "$1") m0=$(dev_requests "$1") w0=$(wire_bytes)
 	fio --name=b --filename="$1" --rw="$2" --ioengine="$3" --iodepth="$4" --bs="$5" \
 		--direct=1 --size=${REGION_MB}M --time_based --runtime="$RUNTIME" --ramp_time=1 \
 		--randrepeat=0 --norandommap --output-format=terse --terse-version=3 \
 		>/tmp/fio.out 2>/tmp/fio.err || die "fio $2 on $1 failed: $(cat /tmp/fio.err)"
-	c1=$(cpu_busy) s1=$(dev_sectors "$1") m1=$(dev_requests "$1")
+	c1=$(cpu_busy) s1=$(dev_sectors "$1") m1=$(dev_requests "$1") w1=$(wire_bytes)
 	# terse v3: read IOPS 8, bw KiB/s 7, clat percentiles 18-37;
 	# write IOPS 49, bw 48, clat percentiles 59-78.  CPU and messages over
 	# all the job's sectors (ramp included).
-	awk -F';' -v rw="$2" -v cpu=$((c1 - c0)) -v sec=$((s1 - s0)) -v msgs=$((m1 - m0)) '{
+	awk -F';' -v rw="$2" -v cpu=$((c1 - c0)) -v sec=$((s1 - s0)) -v msgs=$((m1 - m0)) -v wire=$((w1 - w0)) '{
 		w = rw ~ /write/; b = w ? 41 : 0
 		p99 = 0
 		for (i = 18 + b; i <= 37 + b; i++) if ($i ~ /^99\.000000%=/) { split($i, kv, "="); p99 = kv[2] }
 		gib = sec * 512 / 1073741824
-		printf "%s %s %.1f %.2f %.3f\n", $(8 + b), p99, $(7 + b) / 1024,
-			gib > 0 ? cpu / 100 / gib : 0, sec > 0 ? msgs / (sec / 8) : 0
+		printf "%s %s %.1f %.2f %.3f %.0f\n", $(8 + b), p99, $(7 + b) / 1024,
+			gib > 0 ? cpu / 100 / gib : 0, sec > 0 ? msgs / (sec / 8) : 0, sec > 0 ? wire / (sec / 8) : 0
 	}' /tmp/fio.out
 }
 
@@ -81,7 +85,7 @@ for job in "randwrite libaio 16 4k" "randread libaio 16 4k" "randwrite psync 1 4
 	"write libaio 4 1M" "read libaio 4 1M"; do
 	set -- $job
 	key="$1-qd$3-$4"
-	for d in nbd nsw1 nsw2; do eval "iops_$d= p99_$d= mbs_$d= cpu_$d= msgs_$d="; done
+	for d in nbd nsw1 nsw2; do eval "iops_$d= p99_$d= mbs_$d= cpu_$d= msgs_$d= wire_$d="; done
 	r1="" r2=""
 	round=0
 	while [ $round -lt "$ROUNDS" ]; do
@@ -89,7 +93,7 @@ for job in "randwrite libaio 16 4k" "randread libaio 16 4k" "randwrite psync 1 4
 			d=$(basename "$dev" | sed 's/nbd0/nbd/')
 			set -- $(fio_job "$dev" $job)
 			eval "iops_$d=\"\$iops_$d $1\" p99_$d=\"\$p99_$d $2\" mbs_$d=\"\$mbs_$d $3\" cur_$d=$1"
-			eval "cpu_$d=\"\$cpu_$d $4\" msgs_$d=\"\$msgs_$d $5\""
+			eval "cpu_$d=\"\$cpu_$d $4\" msgs_$d=\"\$msgs_$d $5\" wire_$d=\"\$wire_$d $6\""
 			set -- $job
 		done
 		r1="$r1 $(awk -v a="$cur_nsw1" -v b="$cur_nbd" 'BEGIN { printf "%.3f", a / b }')"
@@ -101,6 +105,7 @@ for job in "randwrite libaio 16 4k" "randread libaio 16 4k" "randwrite psync 1 4
 		"nbd_mbs=$(echo $mbs_nbd | median) nsw1_mbs=$(echo $mbs_nsw1 | median) nsw2_mbs=$(echo $mbs_nsw2 | median)" \
 		"nbd_cpu=$(echo $cpu_nbd | median) nsw1_cpu=$(echo $cpu_nsw1 | median) nsw2_cpu=$(echo $cpu_nsw2 | median)" \
 		"nbd_msgs=$(echo $msgs_nbd | median) nsw1_msgs=$(echo $msgs_nsw1 | median) nsw2_msgs=$(echo $msgs_nsw2 | median)" \
+		"nbd_wire=$(echo $wire_nbd | median) nsw1_wire=$(echo $wire_nsw1 | median) nsw2_wire=$(echo $wire_nsw2 | median)" \
 		"nsw1_vs_nbd=$(echo $r1 | median) nsw2_vs_nsw1=$(echo $r2 | median) rounds=[nbd:$iops_nbd][nsw1:$iops_nsw1][nsw2:$iops_nsw2]"
 done
 show_status nsw1

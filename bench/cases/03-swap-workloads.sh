@@ -4,9 +4,12 @@
 # random order (WL2: random read/modify/write).  Swap on nswap2l over one
 # nswapd (Network RAM only), on an emulated SATA SSD, on an emulated 7200 rpm
 # disk, on nbd to "nbdkit memory" over the same network path as nswapd, and
-# on zram (lz4), one after the other in one boot.  Reported: seconds, and the
-# speed-up over the emulated disk.  Goal: WL1 and WL2 at least 1.5x faster on
-# nswap2l than on nbd; Nswap2L reported up to 30x over disk.
+# on zram (lz4), one after the other in one boot; BENCH_ROUNDS rounds
+# (default 1), BENCH_SWAP_DEVICES picks devices (default all five).
+# Reported: seconds (median and spread over the rounds), the speed-up over
+# the emulated disk, and nswap2l's speed-up over nbd round by round.  Goal:
+# WL1 and WL2 at least 1.5x faster on nswap2l than on nbd; Nswap2L reported
+# up to 30x over disk.
 # mem: 192M
 # servers: 1
 # nbdkit: 1G
@@ -35,7 +38,7 @@ run_on() { # label device
 		# zram keeps swapped pages in guest RAM: random patterns do not
 		# compress, so a 2x overcommit runs the guest out of memory
 		swapoff "$2" || die "swapoff $2"
-		echo "@@BENCH swap-workloads $1 wl1=out-of-memory wl2=out-of-memory region_mb=$MB"
+		echo "@@BENCH swap-workloads $1 wl1=out-of-memory wl2=out-of-memory region_mb=$MB round=$round"
 		return
 	fi
 	[ $rc -eq 0 ] || { cat /tmp/mc.out; die "memcheck on $1 (status $rc)"; }
@@ -44,13 +47,23 @@ run_on() { # label device
 	seq=$(sed -n 's/^memcheck: pass 1 (sequential).*, \([0-9.]*\)s$/\1/p' /tmp/mc.out)
 	rnd=$(sed -n 's/^memcheck: pass 2 (random).*, \([0-9.]*\)s$/\1/p' /tmp/mc.out)
 	wl1=$(awk -v a="$fill" -v b="$seq" 'BEGIN { printf "%.1f", a + b }')
-	echo "@@BENCH swap-workloads $1 wl1=$wl1 wl2=$rnd region_mb=$MB"
+	echo "@@BENCH swap-workloads $1 wl1=$wl1 wl2=$rnd region_mb=$MB round=$round"
 }
 
-run_on nswap2l /dev/mapper/nsw
-run_on nbd /dev/nbd0
-run_on ssd "$SSD"
-run_on hdd "$HDD"
-run_on zram /dev/zram0
+round=1
+while [ $round -le "${BENCH_ROUNDS:-1}" ]; do
+	for d in ${BENCH_SWAP_DEVICES:-nswap2l nbd ssd hdd zram}; do
+		log "round $round: $d"
+		case $d in
+		nswap2l) run_on nswap2l /dev/mapper/nsw ;;
+		nbd) run_on nbd /dev/nbd0 ;;
+		ssd) run_on ssd "$SSD" ;;
+		hdd) run_on hdd "$HDD" ;;
+		zram) run_on zram /dev/zram0 ;;
+		*) die "unknown device '$d' in BENCH_SWAP_DEVICES" ;;
+		esac
+	done
+	round=$((round + 1))
+done
 show_status nsw
 dm_remove nsw
