@@ -223,6 +223,8 @@ int netram_xmit_buf(struct netram_server *srv, struct socket *sock, bool send,
 		    void *buf, size_t len, int flags);
 int netram_recv_bio(struct netram_server *srv, struct bio *bio);
 int netram_send_nowait(struct netram_server *srv, struct iov_iter *iter, int flags);
+int netram_send_pages_nowait(struct netram_server *srv, struct bio_vec *bvecs,
+			     unsigned int nr, size_t len, int flags);
 void netram_shutdown_sock(struct netram_server *srv, bool stop);
 int netram_start_server(struct netram_server *srv);
 int netram_first_connection(struct netram_server *srv, struct dm_target *ti);

@@ -21,6 +21,7 @@
 #include <linux/tcp.h>
 #include <net/sock.h>
 
+#include "compat.h"
 #include "netram.h"
 
 /*----------------------------------------------------------------
@@ -69,6 +70,13 @@ int netram_xmit_buf(struct netram_server *srv, struct socket *sock, bool send,
 	return netram_xmit(srv, sock, send, &iter, flags);
 }
 
+static int netram_count_sent(struct netram_server *srv, int r)
+{
+	if (r > 0)
+		atomic64_add(r, &srv->bytes_sent);
+	return r ? r : -EPIPE;
+}
+
 /* Straight from the socket into the bio's pages, all segments in one iter (as loop does). */
 int netram_recv_bio(struct netram_server *srv, struct bio *bio)
 {
@@ -95,9 +103,24 @@ int netram_send_nowait(struct netram_server *srv, struct iov_iter *iter, int fla
 	msg.msg_iter = *iter;
 	r = sock_sendmsg(srv->sock, &msg);
 	memalloc_noreclaim_restore(noreclaim);
-	if (r > 0)
-		atomic64_add(r, &srv->bytes_sent);
-	return r ? r : -EPIPE;
+	return netram_count_sent(srv, r);
+}
+
+/*
+ * The same for page segments of bios, without copying them: TCP holds a
+ * reference on each page until it is acknowledged, and a PUT's bios
+ * complete only once the server has the pages, so nothing it might send
+ * again can matter (nvme-tcp sends bio pages so).
+ */
+int netram_send_pages_nowait(struct netram_server *srv, struct bio_vec *bvecs,
+			     unsigned int nr, size_t len, int flags)
+{
+	unsigned int noreclaim = memalloc_noreclaim_save();
+	int r;
+
+	r = nswap2l_send_pages(srv->sock, bvecs, nr, len, flags | MSG_DONTWAIT | MSG_NOSIGNAL);
+	memalloc_noreclaim_restore(noreclaim);
+	return netram_count_sent(srv, r);
 }
 
 /* The socket has room again: resume sending (nvme-tcp's write_space). */

@@ -265,15 +265,15 @@ static int netram_send_tx(struct netram_server *srv)
 			iov_iter_kvec(&iter, ITER_SOURCE, head, 2, head_len);
 			iov_iter_advance(&iter, tx->sent);
 			last = head_len == tx->len;
+			r = netram_send_nowait(srv, &iter, last ? 0 : MSG_MORE);
 		} else {
 			/* PUT data: the bios' pages, from where the socket stopped. */
 			size_t len;
 			unsigned int n = netram_tx_data(tx, tx->sent - head_len, bvecs, &len);
 
-			iov_iter_bvec(&iter, ITER_SOURCE, bvecs, n, len);
 			last = tx->sent + len == tx->len;
+			r = netram_send_pages_nowait(srv, bvecs, n, len, last ? 0 : MSG_MORE);
 		}
-		r = netram_send_nowait(srv, &iter, last ? 0 : MSG_MORE);
 		if (r < 0)
 			return r;
 		tx->sent += r;
