@@ -135,16 +135,15 @@ static unsigned int bio_pages(struct bio *bio)
 	return bio_sectors(bio) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT);
 }
 
-static void count_bio(struct nswap2l *nc, struct bio *bio, unsigned int pages)
+static void count_bio(struct nswap2l *nc, struct bio *bio, enum nswap2l_tier_id tier,
+		      unsigned int pages)
 {
-	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-
 	if (bio_data_dir(bio) == WRITE) {
-		this_cpu_add(nc->stats->writes[nb->tier], pages);
-		this_cpu_inc(nc->stats->write_bios[nb->tier]);
+		this_cpu_add(nc->stats->writes[tier], pages);
+		this_cpu_inc(nc->stats->write_bios[tier]);
 	} else {
-		this_cpu_add(nc->stats->reads[nb->tier], pages);
-		this_cpu_inc(nc->stats->read_bios[nb->tier]);
+		this_cpu_add(nc->stats->reads[tier], pages);
+		this_cpu_inc(nc->stats->read_bios[tier]);
 	}
 }
 
@@ -187,7 +186,7 @@ static bool find_home(struct nswap2l *nc, struct bio *bio)
 	dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
-	count_bio(nc, bio, nr);
+	count_bio(nc, bio, nb->tier, nr);
 	return true;
 }
 
@@ -215,14 +214,18 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	struct bio *front = bio_split(bio, NSWAP2L_PAGE_TO_SECTOR(nr), GFP_NOIO, &nc->split_bios);
-	struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
 	u64 old_home = nswap2l_entry(nb->tier, nb->slot);
 
 	bio_chain(front, bio);
-	if (!entry)
+	if (!entry) {
 		bio_endio(front);
-	else if (tier->type->ops->map(tier, front, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
-		submit_bio_noacct(front);
+	} else {
+		struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
+
+		count_bio(nc, front, tier->type->id, nr);
+		if (tier->type->ops->map(tier, front, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
+			submit_bio_noacct(front);
+	}
 	nb->page += nr;
 	nb->slot = nswap2l_entry_slot(nswap2l_run_home(nc, old_home, nr));
 	/* dm's end_io sees only this bio: it cannot retry a piece. */
@@ -275,7 +278,7 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 		return false;
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
-	count_bio(nc, bio, nr);
+	count_bio(nc, bio, nb->tier, nr);
 	submit_to_home(nc, bio);
 	return true;
 }
