@@ -45,7 +45,11 @@ done
 # busy time of the guest's CPUs so far, in USER_HZ (100) ticks
 cpu_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 # sectors read and written on a block device so far
-dev_sectors() { awk '{ print $3 + $7 }' "/sys/class/block/$(basename "$(readlink -f "$1")")/stat"; }
+# (/dev/mapper nodes are not symlinks here: find the device by its numbers)
+dev_sectors() {
+	set -- $(stat -L -c '%t %T' "$1")
+	awk '{ print $3 + $7 }' "/sys/dev/block/$((0x$1)):$((0x$2))/stat"
+}
 # bytes on the guest's NIC so far, both ways (frames, headers included)
 wire_bytes() { echo $(($(cat /sys/class/net/eth0/statistics/tx_bytes) + $(cat /sys/class/net/eth0/statistics/rx_bytes))); }
 # request messages a device has sent so far
@@ -72,9 +76,10 @@ fio_job() {
 		w = rw ~ /write/; b = w ? 41 : 0
 		p99 = 0
 		for (i = 18 + b; i <= 37 + b; i++) if ($i ~ /^99\.000000%=/) { split($i, kv, "="); p99 = kv[2] }
-		gib = sec * 512 / 1073741824
-		printf "%s %s %.1f %.2f %.3f %.0f\n", $(8 + b), p99, $(7 + b) / 1024,
-			gib > 0 ? cpu / 100 / gib : 0, sec > 0 ? msgs / (sec / 8) : 0, sec > 0 ? wire / (sec / 8) : 0
+		# (a bare ">" among printf arguments would redirect the output)
+		pages = sec / 8; cpu_gib = 0; msgs_page = 0; wire_page = 0
+		if (pages > 0) { cpu_gib = cpu / 100 / (pages / 262144); msgs_page = msgs / pages; wire_page = wire / pages }
+		printf "%s %s %.1f %.2f %.3f %.0f\n", $(8 + b), p99, $(7 + b) / 1024, cpu_gib, msgs_page, wire_page
 	}' /tmp/fio.out
 }
 
