@@ -43,6 +43,15 @@ server0_got_pages_back() { [ "$(netram_stat nsw 0 evict_moved)" -ge 1024 ]; }
 wait_until 120 nsw "server 0 got 1024 pages back" server0_got_pages_back
 wait $busy || { cat /tmp/busy.out; die "fio write+verify failed during the shrink"; }
 grep -E 'READ:|WRITE:' /tmp/busy.out
+# The file stands still where a machine's MemAvailable would rise with the
+# pages given back, so server 0 would go on asking every second: give it its
+# memory back, and let the round under way end before counting.  A move has a
+# batch on both tiers for a moment; a page counted twice for good does not settle.
+server_ctl set-memavailable 0 40M || die "set-memavailable 0 40M"
+server0_settled() {
+	[ "$(server_stat 0 evict_pending)" = 0 ] && [ "$(nsw_total nsw used)" -eq $PAGES ]
+}
+wait_until 60 nsw "server 0 has no eviction under way and the tiers hold $PAGES pages" server0_settled
 show_status nsw
 
 asked=$(netram_stat nsw 0 evict_asked)

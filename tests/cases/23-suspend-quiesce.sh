@@ -23,12 +23,9 @@ assert_gt "$h0" 1024 "pages on server 0"
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 flash=$(basename "$FLASH")
 io_count() { awk '{ print $1 + $5 }' "/sys/block/$flash/stat"; }   # reads + writes completed
-server_held() { # I: pages the server itself holds for us
-	server_ctl stats "$1" | tr ',{}' '\n\n\n' | sed -n 's/.*"held_pages": *\([0-9]*\).*/\1/p' | head -n 1
-}
 
 dmsetup suspend nsw || die "suspend"
-moved0=$(nsw_moved nsw) flash0=$(io_count) held0=$(server_held 0) held1=$(server_held 1)
+moved0=$(nsw_moved nsw) flash0=$(io_count) held0=$(server_stat 0 held_pages) held1=$(server_stat 1 held_pages)
 t_held1=$(netram_stat nsw 1 held)
 _num "$held0" "pages nswapd 0 holds"
 blktrace -d "$FLASH" -w 8 -o - 2>/tmp/blktrace.err | blkparse -q -i - >/tmp/trace.txt 2>&1 &
@@ -47,8 +44,8 @@ assert_eq "$(netram_stat nsw 0 evict_moved)" 0 "pages given back while suspended
 assert_eq "$(io_count)" "$flash0" "I/O the flash device completed while suspended"
 assert_eq "$(netram_stat nsw 1 state)" draining "server 1 (its drain waits for resume)"
 assert_eq "$(netram_stat nsw 1 held)" "$t_held1" "pages on server 1 while suspended"
-assert_eq "$(server_held 0)" "$held0" "pages nswapd 0 holds (no FREE while suspended)"
-assert_eq "$(server_held 1)" "$held1" "pages nswapd 1 holds (no FREE while suspended)"
+assert_eq "$(server_stat 0 held_pages)" "$held0" "pages nswapd 0 holds (no FREE while suspended)"
+assert_eq "$(server_stat 1 held_pages)" "$held1" "pages nswapd 1 holds (no FREE while suspended)"
 grep -E ' [QDC] ' /tmp/trace.txt | head -n 5 | grep . &&
 	die "blktrace saw I/O on the flash device while suspended"
 grep -qi "error\|fail" /tmp/blktrace.err && die "blktrace: $(cat /tmp/blktrace.err)"
@@ -66,7 +63,7 @@ wait $TRACE || true
 show_status nsw
 assert_gt "$(grep -cE ' Q +W' /tmp/trace2.txt)" 0 "writes blktrace saw on flash after resume"
 assert_gt "$(tier_stat nsw flash used)" 0 "pages moved to flash after resume"
-assert_lt "$(server_held 0)" "$held0" "pages nswapd 0 holds after resume"
+assert_lt "$(server_stat 0 held_pages)" "$held0" "pages nswapd 0 holds after resume"
 blkpat verify $DEV 0 $PAGES 23 || die "pages lost across the suspended eviction"
 dm_remove nsw || die "remove"
 log "ok"

@@ -232,5 +232,11 @@ ok}"; return 0 ;;
 	return 1
 }
 
+# server_stat I FIELD: a number from nswapd's own report (server_ctl stats),
+#   e.g. held_pages, evict_pending: what the server sees, not the target
+server_stat() {
+	server_ctl stats "$1" | tr ',{}' '\n\n\n' | sed -n "s/.*\"$2\": *\([0-9]*\).*/\1/p" | head -n 1
+}
+
 # server_alive I: true if server I runs (or is stopped)
 server_alive() { [ "$(server_ctl alive "$1")" = yes ]; }
