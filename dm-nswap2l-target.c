@@ -164,8 +164,8 @@ static bool find_home(struct nswap2l *nc, struct bio *bio)
 	entry = nswap2l_map_lookup(&nc->map, nb->page);
 	if (!entry) {
 		nr = nswap2l_map_unwritten_run(&nc->map, nb->page, nr);
-		dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 		if (!write) {
+			dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 			zero_fill_bio(bio);
 			this_cpu_add(nc->stats->zero_reads, nr);
 			bio_endio(bio);
