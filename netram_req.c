@@ -90,7 +90,8 @@ static unsigned int netram_bio_pages(struct bio *bio)
 /*
  * A bio with more pages than the server takes in one message: mapped before
  * a reconnect brought a smaller limit.  Failed (a write goes elsewhere);
- * called with srv->lock held.
+ * called with srv->lock held.  One that comes up while batching ends the
+ * batch (it does not fit) and is taken out before the next message.
  */
 static void netram_take_oversized(struct netram_server *srv, struct bio_list *oversized)
 {
@@ -102,7 +103,8 @@ static void netram_take_oversized(struct netram_server *srv, struct bio_list *ov
 
 /*
  * The reads at the head of the queue fill a whole GET: batching needs no
- * wait for the GETs in flight.  Called with srv->lock held.
+ * wait for the GETs in flight.  Looks at no more than max_pages bios;
+ * called with srv->lock held.
  */
 static bool netram_full_get_queued(struct netram_server *srv)
 {
@@ -159,7 +161,6 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 			for (i = 0; i < netram_bio_pages(bio); i++)
 				msg->keys[msg->count++] = cpu_to_le64(key + i);
 			msg->bios[msg->nr_bios++] = bio;
-			netram_take_oversized(srv, oversized);
 		}
 	}
 	__set_bit(*tag, &srv->busy_tags);
