@@ -39,9 +39,12 @@ static inline int nswap2l_send_pages(struct socket *sock, struct bio_vec *bvecs,
 	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES };
 	unsigned int i;
 
-	for (i = 0; i < nr; i++)
-		if (!sendpage_ok(bvecs[i].bv_page))
+	for (i = 0; i < nr; i++) {
+		if (!sendpage_ok(bvecs[i].bv_page)) {
 			msg.msg_flags &= ~MSG_SPLICE_PAGES;
+			break;
+		}
+	}
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bvecs, nr, len);
 	return sock_sendmsg(sock, &msg);
 #else
