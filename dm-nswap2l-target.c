@@ -284,10 +284,44 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 }
 
 /*
+ * A failed read longer than its tier now takes in one bio (mapped before a
+ * Network RAM server came back with a smaller message limit): read it again
+ * in pieces the tier takes, chained to it.  False if its length was not
+ * the reason.
+ */
+static bool split_read(struct nswap2l *nc, struct bio *bio)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	struct nswap2l_tier *tier = nc->tiers[nb->tier];
+	unsigned int max = nswap2l_tier_max_run(tier, nb->slot);
+	u64 home = nswap2l_entry(nb->tier, nb->slot);
+
+	if (bio_pages(bio) <= max)
+		return false;
+	bio->bi_status = BLK_STS_OK;
+	/* dm's end_io sees only this bio: it cannot retry a piece. */
+	nb->give_up = true;
+	while (bio_pages(bio) > max) {
+		struct bio *front = bio_split(bio, NSWAP2L_PAGE_TO_SECTOR(max), GFP_NOIO,
+					      &nc->split_bios);
+
+		bio_chain(front, bio);
+		if (tier->type->ops->map(tier, front, nswap2l_entry_slot(home)) ==
+		    DM_MAPIO_REMAPPED)
+			submit_bio_noacct(front);
+		home = nswap2l_run_home(nc, home, max);
+		nb->page += max;
+	}
+	nb->slot = nswap2l_entry_slot(home);
+	submit_to_home(nc, bio);
+	return true;
+}
+
+/*
  * Bios a tier failed, on a worker, never in the completion that failed them
  * (which may run inside the tier's own submission path): writes go to a new
  * home; reads complete with their error (a second copy, when there is one,
- * will be read here).
+ * will be read here) unless they were too long for the tier.
  */
 static void deferred_work(struct work_struct *work)
 {
@@ -298,7 +332,7 @@ static void deferred_work(struct work_struct *work)
 	while ((bio = bio_list_pop(&bios))) {
 		struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
-		if (bio_data_dir(bio) == WRITE && reroute_write(nc, bio))
+		if (bio_data_dir(bio) == WRITE ? reroute_write(nc, bio) : split_read(nc, bio))
 			continue;
 		nb->give_up = true;
 		bio_endio(bio);

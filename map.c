@@ -259,8 +259,7 @@ unsigned int nswap2l_map_note_run(struct nswap2l *nc, u64 page, unsigned int nr,
 	u64 home = nswap2l_entry_home(first);
 	unsigned int n;
 
-	if (tier->type->ops->max_run)
-		nr = min(nr, tier->type->ops->max_run(tier, nswap2l_entry_slot(first)));
+	nr = min(nr, nswap2l_tier_max_run(tier, nswap2l_entry_slot(first)));
 	for (n = 1; n < nr; n++) {
 		u64 want = nswap2l_run_home(nc, home, n);
 		u64 cur = nswap2l_map_lookup(map, page + n);

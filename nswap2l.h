@@ -402,6 +402,12 @@ struct nswap2l {
 	atomic64_t moved_pages;			/* by the mover */
 };
 
+/* Most pages one bio to the run at @slot of @tier may span now. */
+static inline unsigned int nswap2l_tier_max_run(struct nswap2l_tier *tier, u64 slot)
+{
+	return tier->type->ops->max_run ? tier->type->ops->max_run(tier, slot) : UINT_MAX;
+}
+
 /* The home of the page @n pages after the one at @home, in the same run. */
 static inline u64 nswap2l_run_home(struct nswap2l *nc, u64 home, u64 n)
 {
