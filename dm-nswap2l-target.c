@@ -206,9 +206,10 @@ static void submit_to_home(struct nswap2l *nc, struct bio *bio)
 }
 
 /*
- * Split the first @nr pages off a rerouted write: sent to @entry's home on
- * their own (0: completed, there is nothing to write), chained to the bio,
- * which keeps the pages after them.
+ * Split the first @nr pages off a bio the core sends again: sent to
+ * @entry's home on their own (0: completed, there is nothing to write),
+ * chained to the bio, which keeps the pages after them.  The caller counts
+ * the pages.
  */
 static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u64 entry)
 {
@@ -222,7 +223,6 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 	} else {
 		struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
 
-		count_bio(nc, front, tier->type->id, nr);
 		if (tier->type->ops->map(tier, front, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
 			submit_bio_noacct(front);
 	}
@@ -270,6 +270,8 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 		}
 		if (done == nr)
 			break;
+		if (entry)
+			count_bio(nc, bio, nswap2l_entry_tier(entry), done);
 		split_front(nc, bio, done, entry);
 		nr -= done;
 	}
@@ -292,27 +294,14 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 static bool split_read(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-	struct nswap2l_tier *tier = nc->tiers[nb->tier];
-	unsigned int max = nswap2l_tier_max_run(tier, nb->slot);
-	u64 home = nswap2l_entry(nb->tier, nb->slot);
+	unsigned int max = nswap2l_tier_max_run(nc->tiers[nb->tier], nb->slot);
 
 	if (bio_pages(bio) <= max)
 		return false;
 	bio->bi_status = BLK_STS_OK;
-	/* dm's end_io sees only this bio: it cannot retry a piece. */
-	nb->give_up = true;
-	while (bio_pages(bio) > max) {
-		struct bio *front = bio_split(bio, NSWAP2L_PAGE_TO_SECTOR(max), GFP_NOIO,
-					      &nc->split_bios);
-
-		bio_chain(front, bio);
-		if (tier->type->ops->map(tier, front, nswap2l_entry_slot(home)) ==
-		    DM_MAPIO_REMAPPED)
-			submit_bio_noacct(front);
-		home = nswap2l_run_home(nc, home, max);
-		nb->page += max;
-	}
-	nb->slot = nswap2l_entry_slot(home);
+	/* find_home() counted its pages already. */
+	while (bio_pages(bio) > max)
+		split_front(nc, bio, max, nswap2l_entry(nb->tier, nb->slot));
 	submit_to_home(nc, bio);
 	return true;
 }

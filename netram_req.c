@@ -34,13 +34,19 @@ void netram_queue_io(struct netram_server *srv)
  * Queues
  *--------------------------------------------------------------*/
 
-/* The server cannot serve this bio; the core puts a failed write elsewhere. */
+/* Back to the core, which puts a failed write elsewhere. */
+static void netram_refuse_bio(struct bio *bio)
+{
+	bio->bi_status = BLK_STS_IOERR;
+	bio_endio(bio);
+}
+
+/* The server cannot serve this bio: a read counts as its error. */
 static void netram_fail_bio(struct netram_server *srv, struct bio *bio)
 {
 	if (bio_data_dir(bio) == READ)
 		atomic64_inc(&srv->errors);
-	bio->bi_status = BLK_STS_IOERR;
-	bio_endio(bio);
+	netram_refuse_bio(bio);
 }
 
 void netram_fail_queued(struct netram_server *srv)
@@ -187,8 +193,9 @@ static bool netram_next_tx(struct netram_server *srv)
 	if (!msg)
 		have_reply = netram_next_evict_reply(srv, &reply);
 	spin_unlock_irqrestore(&srv->lock, flags);
+	/* Not the server's fault: the core sends them again in pieces. */
 	while ((bio = bio_list_pop(&oversized)))
-		netram_fail_bio(srv, bio);
+		netram_refuse_bio(bio);
 
 	if (msg) {
 		bool put = msg->type == NSWAP2L_MSG_PUT;
