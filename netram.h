@@ -24,13 +24,14 @@
 #define NETRAM_NO_INDEX		NETRAM_MAX_SERVERS	/* not published yet */
 #define NETRAM_TAGS		32	/* messages in flight per server */
 /*
- * GETs in flight per connection.  A GET is tiny and its answer is what
- * costs: holding the next reads back while two are out makes them queue
- * up and go together, one request and one reply stream for many pages
- * (PUTs carry their pages, so they need no such help to batch).  Reads
- * that fill a whole GET are not held back: large reads keep the link busy.
+ * GETs, and PUTs, in flight per connection before the next of their kind
+ * waits.  Small requests cost per message, not per page: holding the next
+ * ones back while two are out makes them queue up and go together, one
+ * message and one reply for many pages (4 KiB random writes at QD16 went
+ * one page a PUT while PUTs were never held).  Requests that fill a whole
+ * message are not held back: large transfers keep the link busy.
  */
-#define NETRAM_GETS_IN_FLIGHT	2
+#define NETRAM_BATCHING_DEPTH	2
 #define NETRAM_FREE_BATCH	512	/* keys per FREE message */
 #define NETRAM_FREE_QUEUE	8192	/* keys waiting to be freed, per server */
 #define NETRAM_HANDSHAKE_TIMEOUT (5 * HZ)
@@ -144,7 +145,7 @@ struct netram_server {
 	u64 *free_keys;
 	unsigned int nr_free_keys;
 	unsigned long busy_tags;
-	unsigned int gets_in_flight;
+	unsigned int in_flight[2];	/* GETs and PUTs, by bio_data_dir() */
 	u64 next_seq;
 	struct netram_msg *msgs;	/* NETRAM_TAGS */
 	__le64 *evict_buf;		/* one EVICT's keys, receiver only */

@@ -108,21 +108,29 @@ static void netram_take_oversized(struct netram_server *srv, struct bio_list *ov
 }
 
 /*
- * The reads at the head of the queue fill a whole GET: batching needs no
- * wait for the GETs in flight.  Looks at no more than max_pages bios;
- * called with srv->lock held.
+ * The bios at the head of the queue wait for more of their kind to go with
+ * them (NETRAM_BATCHING_DEPTH), unless they already fill a whole message.
+ * Looks at no more than max_pages bios; called with srv->lock held.
  */
-static bool netram_full_get_queued(struct netram_server *srv)
+static bool netram_held_back(struct netram_server *srv)
 {
+	struct bio *bio = bio_list_peek(&srv->queue);
+	int dir = bio_data_dir(bio);
 	unsigned int pages = 0;
-	struct bio *bio;
 
-	for (bio = bio_list_peek(&srv->queue); bio && bio_data_dir(bio) == READ; bio = bio->bi_next) {
+	if (srv->in_flight[dir] < NETRAM_BATCHING_DEPTH)
+		return false;
+	for (; bio && bio_data_dir(bio) == dir; bio = bio->bi_next) {
 		pages += netram_bio_pages(bio);
 		if (pages >= srv->max_pages)
-			return true;
+			return false;
 	}
-	return false;
+	return true;
+}
+
+static int netram_msg_dir(const struct netram_msg *msg)
+{
+	return msg->type == NSWAP2L_MSG_PUT ? WRITE : READ;
 }
 
 /* Take the next request message from the queues; called with srv->lock held. */
@@ -139,8 +147,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	netram_take_oversized(srv, oversized);
 	if (!free && bio_list_empty(&srv->queue))
 		return NULL;
-	if (!free && bio_data_dir(bio_list_peek(&srv->queue)) == READ &&
-	    srv->gets_in_flight >= NETRAM_GETS_IN_FLIGHT && !netram_full_get_queued(srv))
+	if (!free && netram_held_back(srv))
 		return NULL;
 
 	*tag = ffz(srv->busy_tags);
@@ -156,7 +163,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 		bool write = bio_data_dir(bio_list_peek(&srv->queue)) == WRITE;
 
 		msg->type = write ? NSWAP2L_MSG_PUT : NSWAP2L_MSG_GET;
-		srv->gets_in_flight += !write;
+		srv->in_flight[netram_msg_dir(msg)]++;
 		while ((bio = bio_list_peek(&srv->queue)) &&
 		       (bio_data_dir(bio) == WRITE) == write &&
 		       msg->count + netram_bio_pages(bio) <= srv->max_pages) {
@@ -412,7 +419,8 @@ static void netram_release_tag(struct netram_server *srv, u32 tag)
 
 	spin_lock_irq(&srv->lock);
 	__clear_bit(tag, &srv->busy_tags);
-	srv->gets_in_flight -= srv->msgs[tag].type == NSWAP2L_MSG_GET;
+	if (srv->msgs[tag].type != NSWAP2L_MSG_FREE)
+		srv->in_flight[netram_msg_dir(&srv->msgs[tag])]--;
 	/* a free tag matters only to requests that may be waiting for one */
 	waiting = srv->nr_free_keys || !bio_list_empty(&srv->queue);
 	spin_unlock_irq(&srv->lock);
@@ -573,7 +581,7 @@ void netram_requeue_unanswered(struct netram_server *srv)
 			netram_add_free_key(srv, le64_to_cpu(msg->keys[i]));
 	}
 	srv->busy_tags = 0;
-	srv->gets_in_flight = 0;
+	memset(srv->in_flight, 0, sizeof(srv->in_flight));
 	bio_list_merge_head(&srv->queue, &resend);
 	spin_unlock_irq(&srv->lock);
 }
