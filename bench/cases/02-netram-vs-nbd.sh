@@ -90,6 +90,8 @@ for job in "randwrite libaio 16 4k" "randread libaio 16 4k" "randwrite psync 1 4
 	"write libaio 4 1M" "read libaio 4 1M"; do
 	set -- $job
 	key="$1-qd$3-$4"
+	# BENCH_JOBS: only the jobs it names (comma-separated keys), e.g. to study one
+	case ",${BENCH_JOBS:-$key}," in *",$key,"*) ;; *) continue ;; esac
 	for d in nbd nsw1 nsw2; do eval "iops_$d= p99_$d= mbs_$d= cpu_$d= msgs_$d= wire_$d="; done
 	r1="" r2=""
 	round=0

@@ -5,7 +5,8 @@
 # nswapd (Network RAM only), on an emulated SATA SSD, on an emulated 7200 rpm
 # disk, on nbd to "nbdkit memory" over the same network path as nswapd, and
 # on zram (lz4), one after the other in one boot; BENCH_ROUNDS rounds
-# (default 1), BENCH_SWAP_DEVICES picks devices (default all five).
+# (default 1), BENCH_SWAP_DEVICES picks devices, comma-separated (default
+# all five; the harness passes no value with spaces).
 # Reported: seconds (median and spread over the rounds), the speed-up over
 # the emulated disk, and nswap2l's speed-up over nbd round by round.  Goal:
 # WL1 and WL2 at least 1.5x faster on nswap2l than on nbd; Nswap2L reported
@@ -52,7 +53,7 @@ run_on() { # label device
 
 round=1
 while [ $round -le "${BENCH_ROUNDS:-1}" ]; do
-	for d in ${BENCH_SWAP_DEVICES:-nswap2l nbd ssd hdd zram}; do
+	for d in $(echo "${BENCH_SWAP_DEVICES:-nswap2l,nbd,ssd,hdd,zram}" | tr , ' '); do
 		log "round $round: $d"
 		case $d in
 		nswap2l) run_on nswap2l /dev/mapper/nsw ;;
