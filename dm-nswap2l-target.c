@@ -20,6 +20,7 @@
  *   <start> <len> nswap2l <#args> [netram=<addr:port>[,...] key=<keyspec>]
  *                                 [flash=<dev>] [disk=<dev>] [timeout=<s>]
  *                                 [placement=<policy>] [overcommit]
+ *                                 [prefetch=<policy>[,when=..][,amount=..][,interval=..]]
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -42,7 +43,9 @@ struct nswap2l_bio {
 	u64 page;
 	u64 slot;		/* where the bio was sent: tier and slot */
 	unsigned long held_until;	/* fault injection */
+	u64 start_ns;		/* profiler */
 	u8 tier;
+	u8 profiled_tier;	/* the tier it is counted in flight on */
 	u8 epoch;		/* for end_io */
 	bool give_up;		/* failed for good: end_io completes it */
 };
@@ -58,11 +61,13 @@ struct nswap2l_table {
 	const char *placement_name;		/* a policy type's static name */
 	unsigned int timeout_secs;
 	bool overcommit;
+	struct nswap2l_prefetch_config prefetch;
 
 	/* A reload: changes prepared by the constructor, applied on resume. */
 	bool pending;
 	atomic64_t *grown_map;
 	struct nswap2l_placement *new_placement;
+	struct nswap2l_picker *new_picker;
 	void *tier_changes[NSWAP2L_NR_TIERS];
 };
 
@@ -71,6 +76,7 @@ struct table_args {
 	const char *tiers[NSWAP2L_NR_TIERS];
 	const char *key_spec;
 	const char *placement;
+	const char *prefetch;
 	unsigned int timeout_secs;
 	bool overcommit;
 };
@@ -113,12 +119,74 @@ static void defer_discard(struct nswap2l *nc, struct bio *bio)
 	queue_work(nc->discard_wq, &nc->discard_work);
 }
 
+/*
+ * Slots of prefetched pages that writes placed again; reserved before the
+ * write replaces the entry, so that queueing them cannot fail.
+ */
+static bool reserve_release(struct nswap2l *nc)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&nc->discard_lock, flags);
+	ok = nc->nr_releases < NSWAP2L_RELEASE_RUNS;
+	if (ok)
+		nc->releases[nc->nr_releases++].nr = 0;
+	spin_unlock_irqrestore(&nc->discard_lock, flags);
+	return ok;
+}
+
+/* Fill the reservation (@nr == 0: give it back). */
+static void queue_release(struct nswap2l *nc, u64 home, unsigned int nr)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&nc->discard_lock, flags);
+	for (i = 0; i < nc->nr_releases && nc->releases[i].nr; i++)
+		;
+	if (nr) {
+		nc->releases[i].home = home;
+		nc->releases[i].nr = nr;
+	} else {
+		nc->releases[i] = nc->releases[--nc->nr_releases];
+	}
+	spin_unlock_irqrestore(&nc->discard_lock, flags);
+	if (nr)
+		queue_work(nc->discard_wq, &nc->discard_work);
+}
+
+/* Free the queued slots once the bios that may still read them are done. */
+static void release_slots(struct nswap2l *nc)
+{
+	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
+	unsigned int i, n = 0, page;
+
+	spin_lock_irq(&nc->discard_lock);
+	for (i = 0; i < nc->nr_releases; ) {
+		if (nc->releases[i].nr) {
+			runs[n++] = nc->releases[i];
+			nc->releases[i] = nc->releases[--nc->nr_releases];
+		} else {
+			i++;	/* reserved, not filled yet */
+		}
+	}
+	spin_unlock_irq(&nc->discard_lock);
+	if (!n)
+		return;
+	nswap2l_inflight_wait(&nc->map.inflight);
+	for (i = 0; i < n; i++)
+		for (page = 0; page < runs[i].nr; page++)
+			nswap2l_free_home(nc, nswap2l_run_home(nc, runs[i].home, page), true);
+}
+
 static void discard_work(struct work_struct *work)
 {
 	struct nswap2l *nc = container_of(work, struct nswap2l, discard_work);
 	struct bio_list bios = nswap2l_take_bios(&nc->discard_lock, &nc->discard_bios);
 	struct bio *bio;
 
+	release_slots(nc);
 	while ((bio = bio_list_pop(&bios))) {
 		/* nswap2l_map() made bi_sector relative to the target. */
 		sector_t start = bio->bi_iter.bi_sector;
@@ -148,6 +216,31 @@ static void count_bio(struct nswap2l *nc, struct bio *bio, enum nswap2l_tier_id 
 }
 
 /*
+ * A write to pages that prefetching moved to flash: new contents, which the
+ * placement policy places (Network RAM first) as it places any new page;
+ * their flash slots are freed once the bios that may read them are done.
+ * Returns the run placed, with its entry in *@entry; the run to update in
+ * place if the release queue is full or no tier has room; -EAGAIN if the
+ * first page changed meanwhile.
+ */
+static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry)
+{
+	u64 home = nswap2l_entry_home(*entry);
+	int r;
+
+	if (!reserve_release(nc))
+		return nr;
+	r = nswap2l_map_place(nc, page, nr, home, entry);
+	if (r > 0) {
+		queue_release(nc, home, r);
+		nswap2l_prefetch_note_rewritten(nc, r);
+		return r;
+	}
+	queue_release(nc, 0, 0);
+	return r == -EAGAIN ? r : nr;
+}
+
+/*
  * Find the home of the bio's first page, placing pages written for the
  * first time, and keep the longest run of pages from there that goes to one
  * home (dm sends the rest of the bio again).  False if the bio was
@@ -157,12 +250,19 @@ static bool find_home(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	bool write = bio_data_dir(bio) == WRITE;
-	unsigned int nr = bio_pages(bio);
+	unsigned int nr;
 	u64 entry;
 	int r;
 
+again:
+	nr = bio_pages(bio);
 	entry = nswap2l_map_lookup(&nc->map, nb->page);
-	if (!entry) {
+	if (entry && write && (entry & NSWAP2L_ENTRY_PREFETCHED)) {
+		r = place_again(nc, nb->page, nr, &entry);
+		if (r < 0)
+			goto again;
+		nr = r;
+	} else if (!entry) {
 		nr = nswap2l_map_unwritten_run(&nc->map, nb->page, nr);
 		if (!write) {
 			dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
@@ -187,6 +287,10 @@ static bool find_home(struct nswap2l *nc, struct bio *bio)
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
 	count_bio(nc, bio, nb->tier, nr);
+	if (!write && (entry & NSWAP2L_ENTRY_PREFETCHED))
+		this_cpu_add(nc->stats->prefetched_reads[nswap2l_entry_arm(entry)], nr);
+	nb->profiled_tier = nb->tier;
+	nb->start_ns = nswap2l_profile_start(nc, nb->tier, bio_data_dir(bio));
 	return true;
 }
 
@@ -387,6 +491,7 @@ static int nswap2l_map(struct dm_target *ti, struct bio *bio)
 	unsigned int hold_ms;
 
 	nb->epoch = NSWAP2L_NO_EPOCH;
+	nb->profiled_tier = NSWAP2L_NR_TIERS;
 	nb->give_up = false;
 
 	if (bio->bi_opf & REQ_PREFLUSH)
@@ -429,6 +534,8 @@ static int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *e
 		defer_bio(nc, bio);
 		return DM_ENDIO_INCOMPLETE;
 	}
+	if (nb->profiled_tier < NSWAP2L_NR_TIERS)
+		nswap2l_profile_end(nc, nb->profiled_tier, bio_data_dir(bio), nb->start_ns);
 	nswap2l_inflight_exit(&nc->map.inflight, nb->epoch);
 	return DM_ENDIO_DONE;
 }
@@ -488,6 +595,8 @@ static int parse_arg(struct dm_target *ti, char *arg, struct table_args *args)
 	}
 	if (!strcmp(arg, "placement"))
 		return set_once(ti, &args->placement, value, "placement=");
+	if (!strcmp(arg, "prefetch"))
+		return set_once(ti, &args->prefetch, value, "prefetch=");
 	if (!strcmp(arg, "key"))
 		return set_once(ti, &args->key_spec, value, "key=");
 	if (!strcmp(arg, "timeout")) {
@@ -547,6 +656,32 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 		args->timeout_secs = NSWAP2L_DEFAULT_TIMEOUT_SECS;
 	if (!args->placement)
 		args->placement = NSWAP2L_DEFAULT_PLACEMENT;
+	return 0;
+}
+
+static int parse_prefetch(struct dm_target *ti, const struct table_args *args,
+			  struct nswap2l_prefetch_config *cfg)
+{
+	const char *dev = dm_table_device_name(ti->table);
+	char value[NSWAP2L_PREFETCH_CONFIG_LEN];
+
+	nswap2l_prefetch_default_config(cfg);
+	if (!args->prefetch)
+		return 0;
+	if (strscpy(value, args->prefetch, sizeof(value)) < 0) {
+		nswap2l_bad_table(ti, "Bad prefetch= option", "prefetch=%s: too long",
+				  args->prefetch);
+		return -EINVAL;
+	}
+	if (nswap2l_prefetch_parse(dev, value, cfg)) {
+		ti->error = "Bad prefetch= option";
+		return -EINVAL;
+	}
+	if (nswap2l_prefetch_check_tiers(cfg, dev, args->tiers[NSWAP2L_TIER_NETRAM],
+					 args->tiers[NSWAP2L_TIER_FLASH])) {
+		ti->error = "prefetch= needs netram= and flash=";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -633,6 +768,8 @@ static void destroy_device(struct nswap2l *nc)
 
 	nswap2l_sysfs_remove(nc);
 	/* Every thread that could touch the device stops before anything goes. */
+	nswap2l_prefetch_stop(nc);
+	nswap2l_profiler_destroy(nc);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		if (nc->tiers[id] && nc->tiers[id]->type->ops->stop)
 			nc->tiers[id]->type->ops->stop(nc->tiers[id]);
@@ -650,6 +787,7 @@ static void destroy_device(struct nswap2l *nc)
 		if (nc->tiers[id])
 			nc->tiers[id]->type->ops->destroy(nc->tiers[id]);
 	nswap2l_mover_destroy(nc);
+	nswap2l_prefetch_destroy(nc);
 	bioset_exit(&nc->split_bios);
 	nswap2l_map_exit(&nc->map);
 	free_percpu(nc->stats);
@@ -771,6 +909,16 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 		ti->error = "Cannot allocate page mover";
 		goto bad;
 	}
+	r = nswap2l_profiler_create(nc);
+	if (r) {
+		ti->error = "Cannot allocate profiler";
+		goto bad;
+	}
+	r = nswap2l_prefetch_create(nc, &t->prefetch);
+	if (r) {
+		ti->error = "Cannot allocate prefetching";
+		goto bad;
+	}
 
 	r = start_tiers(t, nc);
 	if (r)
@@ -800,6 +948,8 @@ static void cancel_reload(struct nswap2l_table *t)
 	kvfree(t->grown_map);
 	if (t->new_placement)
 		t->new_placement->destroy(t->new_placement);
+	if (t->new_picker)
+		t->new_picker->destroy(t->new_picker);
 	t->pending = false;
 }
 
@@ -845,6 +995,13 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 	if (IS_ERR(placement))
 		return PTR_ERR(placement);
 	t->new_placement = placement;
+	t->new_picker = nswap2l_prefetch_prepare(&t->prefetch);
+	if (IS_ERR(t->new_picker)) {
+		r = PTR_ERR(t->new_picker);
+		t->new_picker = NULL;
+		ti->error = "Cannot allocate prefetch policy";
+		return r;
+	}
 	if (t->nr_pages > nc->map.nr_pages) {
 		t->grown_map = nswap2l_map_prepare_grow(nc, t->nr_pages, ti);
 		if (!t->grown_map)
@@ -885,6 +1042,8 @@ static void commit_reload(struct nswap2l_table *t)
 	t->new_placement = NULL;
 	synchronize_rcu();
 	old->destroy(old);
+	nswap2l_prefetch_commit(nc, &t->prefetch, t->new_picker);
+	t->new_picker = NULL;
 	nc->overcommit = t->overcommit;
 	nc->timeout_secs = t->timeout_secs;
 	t->pending = false;
@@ -953,6 +1112,9 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	t->overcommit = args.overcommit;
 	t->timeout_secs = args.timeout_secs;
+	r = parse_prefetch(ti, &args, &t->prefetch);
+	if (r)
+		goto bad;
 
 	mutex_lock(&registry_mutex);
 	nc = find_device(dm_table_get_md(ti->table));
@@ -1005,6 +1167,8 @@ static void nswap2l_postsuspend(struct dm_target *ti)
 
 	nswap2l_sysfs_remove(nc);
 	mutex_lock(&nc->control_mutex);
+	nswap2l_prefetch_pause(nc);
+	nswap2l_profiler_stop(nc);
 	nswap2l_mover_pause(nc);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		if (nc->tiers[id] && nc->tiers[id]->type->ops->suspend)
@@ -1036,6 +1200,8 @@ static void nswap2l_resume(struct dm_target *ti)
 		if (nc->tiers[id] && nc->tiers[id]->type->ops->resume)
 			nc->tiers[id]->type->ops->resume(nc->tiers[id]);
 	nswap2l_mover_resume(nc);
+	nswap2l_profiler_start(nc);
+	nswap2l_prefetch_resume(nc);
 	mutex_unlock(&nc->control_mutex);
 	nswap2l_sysfs_add(nc);
 }
@@ -1053,10 +1219,21 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	bool overcommit = t->pending ? t->overcommit : nc->overcommit;
 	bool default_placement = !strcmp(placement, NSWAP2L_DEFAULT_PLACEMENT);
 	bool default_timeout = timeout == NSWAP2L_DEFAULT_TIMEOUT_SECS;
+	struct nswap2l_prefetch_config prefetch;
+	char prefetch_arg[NSWAP2L_PREFETCH_CONFIG_LEN];
+	bool default_prefetch;
 	unsigned int sz = *sz_ptr, nr_args;
 	int id;
 
-	nr_args = !default_placement + overcommit + !!nc->key_spec + !default_timeout;
+	if (t->pending)
+		prefetch = t->prefetch;
+	else
+		nswap2l_prefetch_get_config(nc, &prefetch);
+	default_prefetch = nswap2l_prefetch_config_is_default(&prefetch);
+	nswap2l_prefetch_format(&prefetch, prefetch_arg, sizeof(prefetch_arg));
+
+	nr_args = !default_placement + overcommit + !!nc->key_spec + !default_timeout +
+		  !default_prefetch;
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		nr_args += !!nc->tiers[id];
 
@@ -1078,12 +1255,14 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 		DMEMIT(" placement=%s", placement);
 	if (overcommit)
 		DMEMIT(" overcommit");
+	if (!default_prefetch)
+		DMEMIT(" prefetch=%s", prefetch_arg);
 	*sz_ptr = sz;
 }
 
-static void sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum)
+void nswap2l_sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum)
 {
-	int cpu, id;
+	int cpu, id, dir;
 
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
@@ -1094,7 +1273,15 @@ static void sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum)
 			sum->writes[id] += s->writes[id];
 			sum->read_bios[id] += s->read_bios[id];
 			sum->write_bios[id] += s->write_bios[id];
+			for (dir = 0; dir < 2; dir++) {
+				sum->inflight[id][dir] += s->inflight[id][dir];
+				sum->done[id][dir] += s->done[id][dir];
+				sum->time_ns[id][dir] += s->time_ns[id][dir];
+				sum->max_ns[id][dir] = max(sum->max_ns[id][dir], s->max_ns[id][dir]);
+			}
 		}
+		for (id = 0; id < NSWAP2L_PREFETCH_ARMS; id++)
+			sum->prefetched_reads[id] += s->prefetched_reads[id];
 		sum->zero_reads += s->zero_reads;
 	}
 }
@@ -1110,7 +1297,7 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		sum_io_stats(nc, &io);
+		nswap2l_sum_io_stats(nc, &io);
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 			nr_tiers += !!nc->tiers[id];
 		DMEMIT("%s %u", nswap2l_placement_name(nc), nr_tiers);
@@ -1131,6 +1318,8 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 			if (tier && tier->type->ops->emit_status)
 				tier->type->ops->emit_status(tier, result, maxlen, &sz);
 		}
+		nswap2l_prefetch_status(nc, result, maxlen, &sz);
+		nswap2l_profiler_status(nc, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_TABLE:
 		emit_table(t, result, maxlen, &sz);
@@ -1177,7 +1366,7 @@ ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf)
 	ssize_t len = 0;
 	int id;
 
-	sum_io_stats(nc, &io);
+	nswap2l_sum_io_stats(nc, &io);
 	len += sysfs_emit_at(buf, len,
 			     "tier capacity used reads writes discards read_bios write_bios\n");
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
@@ -1206,6 +1395,11 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 		DMEMIT("placement <policy>        place new pages with <policy>:");
 		nswap2l_placement_list(result, maxlen, &sz);
 		DMEMIT("\n");
+		DMEMIT("prefetch policy <policy>  which pages to prefetch: none rr random lrs mrs auto\n");
+		DMEMIT("prefetch when <when>      always, swapping, idle[:<bios in flight>]\n");
+		DMEMIT("prefetch amount <amount>  written:<percent>[:<cap>] or held:<percent>[:<cap>]\n");
+		DMEMIT("prefetch interval <ms>    wake-up interval, 10-60000\n");
+		DMEMIT("profile reset             clear the concurrency profile\n");
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 			if (nc->tiers[id] && nc->tiers[id]->type->messages_help)
 				DMEMIT("%s", nc->tiers[id]->type->messages_help);
@@ -1213,6 +1407,12 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "placement"))
 		return nswap2l_set_placement(nc, argv[1]);
+	if (argc == 3 && !strcasecmp(argv[0], "prefetch"))
+		return nswap2l_prefetch_set(nc, argv[1], argv[2]);
+	if (argc == 2 && !strcasecmp(argv[0], "profile") && !strcasecmp(argv[1], "reset")) {
+		nswap2l_profiler_reset(nc);
+		return 0;
+	}
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 

@@ -34,6 +34,13 @@ struct move_page {
 	blk_status_t status;
 };
 
+struct nswap2l_move_batch {
+	struct move_page pages[NSWAP2L_MOVE_BATCH];
+	unsigned int nr_pages;
+	atomic_t pending_io;
+	struct completion io_done;
+};
+
 struct nswap2l_mover {
 	struct nswap2l *nc;
 	struct workqueue_struct *wq;
@@ -42,33 +49,28 @@ struct nswap2l_mover {
 	struct list_head jobs;
 	bool stopped;			/* the device is going away */
 	bool paused;			/* the device is suspended */
-
-	struct move_page pages[NSWAP2L_MOVE_BATCH];
-	unsigned int nr_pages;
-	atomic_t pending_io;
-	struct completion io_done;
+	struct nswap2l_move_batch *batch;
 };
 
 static void move_end_io(struct bio *bio)
 {
 	struct move_page *mp = container_of(bio, struct move_page, bio);
-	struct nswap2l_mover *mover = bio->bi_private;
+	struct nswap2l_move_batch *batch = bio->bi_private;
 
 	mp->status = bio->bi_status;
-	if (atomic_dec_and_test(&mover->pending_io))
-		complete(&mover->io_done);
+	if (atomic_dec_and_test(&batch->pending_io))
+		complete(&batch->io_done);
 }
 
 /* Read (old home) or write (new home) every page of the batch that is still good. */
-static void move_io(struct nswap2l_mover *mover, enum req_op op)
+static void move_io(struct nswap2l *nc, struct nswap2l_move_batch *batch, enum req_op op)
 {
-	struct nswap2l *nc = mover->nc;
 	unsigned int i;
 
-	atomic_set(&mover->pending_io, 1);
-	reinit_completion(&mover->io_done);
-	for (i = 0; i < mover->nr_pages; i++) {
-		struct move_page *mp = &mover->pages[i];
+	atomic_set(&batch->pending_io, 1);
+	reinit_completion(&batch->io_done);
+	for (i = 0; i < batch->nr_pages; i++) {
+		struct move_page *mp = &batch->pages[i];
 		u64 entry = op == REQ_OP_READ ? mp->old_entry : mp->new_entry;
 		struct nswap2l_tier *tier;
 
@@ -79,16 +81,16 @@ static void move_io(struct nswap2l_mover *mover, enum req_op op)
 		mp->bio_in_use = true;
 		__bio_add_page(&mp->bio, mp->data, PAGE_SIZE, 0);
 		mp->bio.bi_end_io = move_end_io;
-		mp->bio.bi_private = mover;
-		atomic_inc(&mover->pending_io);
+		mp->bio.bi_private = batch;
+		atomic_inc(&batch->pending_io);
 		if (tier->type->ops->map(tier, &mp->bio, nswap2l_entry_slot(entry)) ==
 		    DM_MAPIO_REMAPPED)
 			submit_bio_noacct(&mp->bio);
 	}
-	if (!atomic_dec_and_test(&mover->pending_io))
-		wait_for_completion(&mover->io_done);
-	for (i = 0; i < mover->nr_pages; i++) {
-		struct move_page *mp = &mover->pages[i];
+	if (!atomic_dec_and_test(&batch->pending_io))
+		wait_for_completion(&batch->io_done);
+	for (i = 0; i < batch->nr_pages; i++) {
+		struct move_page *mp = &batch->pages[i];
 
 		if (mp->bio_in_use)
 			bio_uninit(&mp->bio);
@@ -96,49 +98,130 @@ static void move_io(struct nswap2l_mover *mover, enum req_op op)
 	}
 }
 
-static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
+static int alloc_new_home(struct nswap2l *nc, u64 page, int to_tier, u64 *entry)
 {
-	struct nswap2l *nc = mover->nc;
-	unsigned int i, moved = 0;
+	struct nswap2l_tier *tier;
+	u64 slot;
 
+	if (to_tier < 0)
+		return nswap2l_alloc_home(nc, page, 1, entry);
+	tier = nc->tiers[to_tier];
+	if (tier->type->ops->alloc_slots(tier, 1, &slot) < 0)
+		return -ENOSPC;
+	*entry = nswap2l_entry(to_tier, slot);
+	return 1;
+}
+
+bool nswap2l_move_batch_add(struct nswap2l *nc, struct nswap2l_move_batch *batch,
+			    u64 page, u64 home)
+{
+	struct move_page *mp;
+
+	if (batch->nr_pages == NSWAP2L_MOVE_BATCH ||
+	    !nswap2l_map_flag_moving(&nc->map, page, home))
+		return false;
+	mp = &batch->pages[batch->nr_pages++];
+	mp->page = page;
+	mp->old_entry = home;
+	mp->new_entry = 0;
+	mp->status = BLK_STS_OK;
+	return true;
+}
+
+unsigned int nswap2l_move_batch_size(struct nswap2l_move_batch *batch)
+{
+	return batch->nr_pages;
+}
+
+void nswap2l_move_batch_run(struct nswap2l *nc, struct nswap2l_move_batch *batch,
+			    int to_tier, u64 flags, struct nswap2l_move_result *result)
+{
+	unsigned int i;
+
+	memset(result, 0, sizeof(*result));
 	/* Bios that saw the page before it was flagged may still write the old home. */
 	nswap2l_inflight_wait(&nc->map.inflight);
-	move_io(mover, REQ_OP_READ);
+	move_io(nc, batch, REQ_OP_READ);
 
-	for (i = 0; i < mover->nr_pages; i++) {
-		struct move_page *mp = &mover->pages[i];
+	for (i = 0; i < batch->nr_pages; i++) {
+		struct move_page *mp = &batch->pages[i];
 
-		if (!mp->status && nswap2l_alloc_home(nc, mp->page, 1, &mp->new_entry) < 0)
+		if (!mp->status && alloc_new_home(nc, mp->page, to_tier, &mp->new_entry) < 0)
 			mp->status = BLK_STS_NOSPC;
 	}
-	move_io(mover, REQ_OP_WRITE);
+	move_io(nc, batch, REQ_OP_WRITE);
 
-	for (i = 0; i < mover->nr_pages; i++) {
-		struct move_page *mp = &mover->pages[i];
+	for (i = 0; i < batch->nr_pages; i++) {
+		struct move_page *mp = &batch->pages[i];
 
 		if (!mp->status &&
-		    nswap2l_map_replace_flagged(&nc->map, mp->page, mp->old_entry, mp->new_entry))
+		    nswap2l_map_replace_flagged(&nc->map, mp->page, mp->old_entry,
+						mp->new_entry | flags))
 			continue;
 		if (mp->new_entry)
 			nswap2l_free_home(nc, mp->new_entry, !mp->status);
 		nswap2l_map_replace_flagged(&nc->map, mp->page, mp->old_entry, 0);
-		mp->status = mp->status ? mp->status : BLK_STS_AGAIN;
-		job->left++;
+		if (mp->status) {
+			result->failed++;
+		} else {
+			result->raced++;
+			mp->status = BLK_STS_AGAIN;
+		}
 	}
 
 	/* Bios that saw the old home may still be reading it. */
 	nswap2l_inflight_wait(&nc->map.inflight);
-	for (i = 0; i < mover->nr_pages; i++) {
-		struct move_page *mp = &mover->pages[i];
+	for (i = 0; i < batch->nr_pages; i++) {
+		struct move_page *mp = &batch->pages[i];
 
 		if (mp->status)
 			continue;
 		nswap2l_free_home(nc, mp->old_entry, true);
-		moved++;
+		result->moved++;
 	}
-	job->moved += moved;
-	atomic64_add(moved, &nc->moved_pages);
-	mover->nr_pages = 0;
+	batch->nr_pages = 0;
+}
+
+void nswap2l_move_batch_free(struct nswap2l_move_batch *batch)
+{
+	unsigned int i;
+
+	if (!batch)
+		return;
+	for (i = 0; i < NSWAP2L_MOVE_BATCH; i++)
+		if (batch->pages[i].data)
+			__free_page(batch->pages[i].data);
+	kfree(batch);
+}
+
+/* One batch of pages and bios, reused for every batch. */
+struct nswap2l_move_batch *nswap2l_move_batch_alloc(void)
+{
+	struct nswap2l_move_batch *batch = kzalloc(sizeof(*batch), GFP_KERNEL);
+	unsigned int i;
+
+	if (!batch)
+		return NULL;
+	init_completion(&batch->io_done);
+	for (i = 0; i < NSWAP2L_MOVE_BATCH; i++) {
+		batch->pages[i].data = alloc_page(GFP_KERNEL);
+		if (!batch->pages[i].data) {
+			nswap2l_move_batch_free(batch);
+			return NULL;
+		}
+	}
+	return batch;
+}
+
+static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
+{
+	struct nswap2l *nc = mover->nc;
+	struct nswap2l_move_result result;
+
+	nswap2l_move_batch_run(nc, mover->batch, -1, 0, &result);
+	job->moved += result.moved;
+	job->left += result.raced + result.failed;
+	atomic64_add(result.moved, &nc->moved_pages);
 }
 
 /* Pages scanned between two looks at the CPU and at a pause request. */
@@ -158,11 +241,10 @@ static bool run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 
 	for (page = job->next_page; page < map->nr_pages; page++) {
 		u64 home = nswap2l_map_lookup(map, page) & ~NSWAP2L_ENTRY_REFERENCED;
-		struct move_page *mp;
 
 		if (!(page % MOVE_SCAN_STRETCH)) {
 			if (mover_paused(mover)) {
-				if (mover->nr_pages)
+				if (nswap2l_move_batch_size(mover->batch))
 					move_batch(mover, job);
 				job->next_page = page;
 				return false;
@@ -172,18 +254,12 @@ static bool run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 		if (!home || home & NSWAP2L_ENTRY_MIGRATING ||
 		    nc->tiers[nswap2l_entry_tier(home)] != job->tier ||
 		    !job->wants(job, nswap2l_entry_slot(home)) ||
-		    !nswap2l_map_flag_moving(map, page, home))
+		    !nswap2l_move_batch_add(nc, mover->batch, page, home))
 			continue;
-
-		mp = &mover->pages[mover->nr_pages++];
-		mp->page = page;
-		mp->old_entry = home;
-		mp->new_entry = 0;
-		mp->status = BLK_STS_OK;
-		if (mover->nr_pages == NSWAP2L_MOVE_BATCH)
+		if (nswap2l_move_batch_size(mover->batch) == NSWAP2L_MOVE_BATCH)
 			move_batch(mover, job);
 	}
-	if (mover->nr_pages)
+	if (nswap2l_move_batch_size(mover->batch))
 		move_batch(mover, job);
 	return true;
 }
@@ -273,15 +349,12 @@ void nswap2l_mover_stop(struct nswap2l *nc)
 void nswap2l_mover_destroy(struct nswap2l *nc)
 {
 	struct nswap2l_mover *mover = nc->mover;
-	unsigned int i;
 
 	if (!mover)
 		return;
 	if (mover->wq)
 		destroy_workqueue(mover->wq);
-	for (i = 0; i < NSWAP2L_MOVE_BATCH; i++)
-		if (mover->pages[i].data)
-			__free_page(mover->pages[i].data);
+	nswap2l_move_batch_free(mover->batch);
 	kfree(mover);
 	nc->mover = NULL;
 }
@@ -290,7 +363,6 @@ void nswap2l_mover_destroy(struct nswap2l *nc)
 int nswap2l_mover_create(struct nswap2l *nc)
 {
 	struct nswap2l_mover *mover;
-	unsigned int i;
 
 	mover = kzalloc(sizeof(*mover), GFP_KERNEL);
 	if (!mover)
@@ -301,12 +373,9 @@ int nswap2l_mover_create(struct nswap2l *nc)
 	spin_lock_init(&mover->lock);
 	INIT_LIST_HEAD(&mover->jobs);
 	INIT_WORK(&mover->work, mover_work);
-	init_completion(&mover->io_done);
-	for (i = 0; i < NSWAP2L_MOVE_BATCH; i++) {
-		mover->pages[i].data = alloc_page(GFP_KERNEL);
-		if (!mover->pages[i].data)
-			return -ENOMEM;
-	}
+	mover->batch = nswap2l_move_batch_alloc();
+	if (!mover->batch)
+		return -ENOMEM;
 	/* Ordered: one batch at a time, with the preallocated pages. */
 	mover->wq = alloc_ordered_workqueue("nswap2l-move-%s", WQ_MEM_RECLAIM, nc->name);
 	return mover->wq ? 0 : -ENOMEM;

@@ -16,6 +16,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -47,15 +48,24 @@ enum nswap2l_tier_id {
  *   bit   3     referenced (set on access, cleared by clock-style policies)
  *   bit   4     migrating: the mover is copying the page; a write clears it
  *               so that the mover keeps the page where it is (migrate.c)
- *   bits  5-7   reserved for redundancy: a page with a second home or in a
+ *   bit   5     prefetched: prefetching put the page on flash and it has
+ *               not been written since; a write places it again
+ *   bits  6-7   the prefetch arm (Q3 policy) that moved it, for its counters
+ *   bits  8-9   reserved for redundancy: a page with a second home or in a
  *               parity group is flagged here and its extra homes live in a
  *               side table, so the common case stays at 8 bytes a page
- *   bits  8-63  slot within the tier (2^56 slots of 4 KiB)
+ *   bits 10-63  slot within the tier (2^54 slots of 4 KiB)
  */
 #define NSWAP2L_ENTRY_LOC_MASK		0x7ULL
 #define NSWAP2L_ENTRY_REFERENCED	0x8ULL
 #define NSWAP2L_ENTRY_MIGRATING		0x10ULL
-#define NSWAP2L_ENTRY_SLOT_SHIFT	8
+#define NSWAP2L_ENTRY_PREFETCHED	0x20ULL
+#define NSWAP2L_ENTRY_ARM_SHIFT		6
+#define NSWAP2L_ENTRY_ARM_MASK		(0x3ULL << NSWAP2L_ENTRY_ARM_SHIFT)
+/* Bits that say something about the page, not where it lives. */
+#define NSWAP2L_ENTRY_FLAGS		(NSWAP2L_ENTRY_REFERENCED | NSWAP2L_ENTRY_MIGRATING | \
+					 NSWAP2L_ENTRY_PREFETCHED | NSWAP2L_ENTRY_ARM_MASK)
+#define NSWAP2L_ENTRY_SLOT_SHIFT	10
 
 static inline u64 nswap2l_entry(enum nswap2l_tier_id tier, u64 slot)
 {
@@ -75,7 +85,20 @@ static inline u64 nswap2l_entry_slot(u64 entry)
 /* The home of a page: tier and slot, without the flag bits. */
 static inline u64 nswap2l_entry_home(u64 entry)
 {
-	return entry & ~(NSWAP2L_ENTRY_REFERENCED | NSWAP2L_ENTRY_MIGRATING);
+	return entry & ~NSWAP2L_ENTRY_FLAGS;
+}
+
+/* Pages a prefetch arm (Q3 policy) moved are counted per arm. */
+#define NSWAP2L_PREFETCH_ARMS	4
+
+static inline u64 nswap2l_entry_prefetched(unsigned int arm)
+{
+	return NSWAP2L_ENTRY_PREFETCHED | ((u64)arm << NSWAP2L_ENTRY_ARM_SHIFT);
+}
+
+static inline unsigned int nswap2l_entry_arm(u64 entry)
+{
+	return (entry & NSWAP2L_ENTRY_ARM_MASK) >> NSWAP2L_ENTRY_ARM_SHIFT;
 }
 
 struct nswap2l;
@@ -356,6 +379,25 @@ struct nswap2l_io_stats {
 	u64 read_bios[NSWAP2L_NR_TIERS];	/* the bios that carried them */
 	u64 write_bios[NSWAP2L_NR_TIERS];
 	u64 zero_reads;				/* reads of never-written pages */
+	/* Flash reads of pages prefetching put there, by the arm that did. */
+	u64 prefetched_reads[NSWAP2L_PREFETCH_ARMS];
+	/* The profiler's view (profiler.c): bios in flight, and completed. */
+	s32 inflight[NSWAP2L_NR_TIERS][2];	/* by bio_data_dir() */
+	u64 done[NSWAP2L_NR_TIERS][2];
+	u64 time_ns[NSWAP2L_NR_TIERS][2];	/* their summed latency */
+	u64 max_ns[NSWAP2L_NR_TIERS][2];
+};
+
+/*
+ * Slots of prefetched pages that a write placed again: freed by the discard
+ * worker once bios that may still read them have completed.  Preallocated:
+ * when it is full, a write updates the prefetched page where it is.
+ */
+#define NSWAP2L_RELEASE_RUNS	64
+
+struct nswap2l_release {
+	u64 home;
+	unsigned int nr;
 };
 
 struct nswap2l {
@@ -390,7 +432,13 @@ struct nswap2l {
 	spinlock_t discard_lock;		/* protects discard_bios */
 	struct bio_list discard_bios;
 
+	/* Slots to free after in-flight I/O, from the bio path; discard worker. */
+	struct nswap2l_release releases[NSWAP2L_RELEASE_RUNS];
+	unsigned int nr_releases;		/* under discard_lock */
+
 	struct nswap2l_mover *mover;
+	struct nswap2l_prefetch *prefetch;
+	struct nswap2l_profiler *profiler;
 	struct nswap2l_sysfs *sysfs;		/* while the table is live */
 
 	/* Rerouted writes whose pages found no one run: split (reroute_write). */
@@ -415,6 +463,9 @@ static inline u64 nswap2l_run_home(struct nswap2l *nc, u64 home, u64 n)
 
 	return home + ((n * stride) << NSWAP2L_ENTRY_SLOT_SHIFT);
 }
+
+/* Sum the per-CPU counters. */
+void nswap2l_sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum);
 
 /* Interface shared by messages and sysfs (sysfs.c). */
 int nswap2l_set_placement(struct nswap2l *nc, const char *name);
@@ -441,6 +492,29 @@ struct nswap2l_move_job {
 	struct list_head list;
 };
 
+/*
+ * The moving itself, for the mover and for prefetching: up to
+ * NSWAP2L_MOVE_BATCH pages flagged with add(), then moved by run() to
+ * @to_tier (or, if negative, where the placement policy says), their new
+ * entries carrying @flags.
+ */
+struct nswap2l_move_batch;
+
+struct nswap2l_move_result {
+	unsigned int moved;
+	unsigned int raced;	/* a write or discard came first: left where they are */
+	unsigned int failed;	/* no room on the new tier, or an I/O error */
+};
+
+struct nswap2l_move_batch *nswap2l_move_batch_alloc(void);
+void nswap2l_move_batch_free(struct nswap2l_move_batch *batch);
+/* Flag @page for the batch if its home still is @home; false if not (or full). */
+bool nswap2l_move_batch_add(struct nswap2l *nc, struct nswap2l_move_batch *batch,
+			    u64 page, u64 home);
+unsigned int nswap2l_move_batch_size(struct nswap2l_move_batch *batch);
+void nswap2l_move_batch_run(struct nswap2l *nc, struct nswap2l_move_batch *batch,
+			    int to_tier, u64 flags, struct nswap2l_move_result *result);
+
 int nswap2l_mover_create(struct nswap2l *nc);
 /* Stop taking jobs and finish the queued ones; then tiers can go. */
 void nswap2l_mover_stop(struct nswap2l *nc);
@@ -450,6 +524,103 @@ void nswap2l_mover_pause(struct nswap2l *nc);
 void nswap2l_mover_resume(struct nswap2l *nc);
 /* False if the mover is stopped: the job will not run. */
 bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job);
+
+/*----------------------------------------------------------------
+ * Prefetching (prefetch.c): a worker per device that wakes every interval,
+ * asks the Q1/Q2/Q3 policies, and moves the pages they name from Network
+ * RAM to flash with the mover's protocol.
+ *--------------------------------------------------------------*/
+struct nswap2l_prefetch_config {
+	const struct nswap2l_prefetch_which *which;	/* NULL: prefetching off */
+	const struct nswap2l_prefetch_when *when;
+	unsigned int when_arg;
+	const struct nswap2l_prefetch_amount *amount;
+	unsigned int percent;
+	unsigned int cap;		/* pages per wake-up at most */
+	unsigned int interval_ms;
+};
+
+#define NSWAP2L_PREFETCH_CONFIG_LEN	96
+
+void nswap2l_prefetch_default_config(struct nswap2l_prefetch_config *cfg);
+bool nswap2l_prefetch_config_is_default(const struct nswap2l_prefetch_config *cfg);
+/*
+ * Table option value "<policy>[,when=..][,amount=..][,interval=..]" into
+ * @cfg (which holds the defaults); -EINVAL with a dmesg line naming @dev.
+ */
+int nswap2l_prefetch_parse(const char *dev, char *value, struct nswap2l_prefetch_config *cfg);
+/* The table option's value, e.g. "lrs,when=always,amount=written:10:4096,interval=500". */
+void nswap2l_prefetch_format(const struct nswap2l_prefetch_config *cfg, char *buf, size_t size);
+/* Prefetching moves Network RAM pages to flash: both tiers are needed. */
+int nswap2l_prefetch_check_tiers(const struct nswap2l_prefetch_config *cfg, const char *dev,
+				 bool has_netram, bool has_flash);
+
+int nswap2l_prefetch_create(struct nswap2l *nc, const struct nswap2l_prefetch_config *cfg);
+/* Stop for good (removal): returns when no batch runs. */
+void nswap2l_prefetch_stop(struct nswap2l *nc);
+void nswap2l_prefetch_destroy(struct nswap2l *nc);
+/* Suspend: returns once no batch runs; resume starts the worker again. */
+void nswap2l_prefetch_pause(struct nswap2l *nc);
+void nswap2l_prefetch_resume(struct nswap2l *nc);
+/*
+ * Reload: the new table's picker is made in its constructor (NULL for
+ * none, ERR_PTR on failure), installed on resume or dropped.
+ */
+struct nswap2l_picker *nswap2l_prefetch_prepare(const struct nswap2l_prefetch_config *cfg);
+void nswap2l_prefetch_commit(struct nswap2l *nc, const struct nswap2l_prefetch_config *cfg,
+			     struct nswap2l_picker *picker);
+void nswap2l_prefetch_get_config(struct nswap2l *nc, struct nswap2l_prefetch_config *cfg);
+/* Messages and sysfs: @key is policy, when, amount or interval. */
+int nswap2l_prefetch_set(struct nswap2l *nc, const char *key, const char *value);
+ssize_t nswap2l_prefetch_show(struct nswap2l *nc, const char *key, char *buf);
+ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf);
+/* The counters the profile shows too, from @len in a sysfs @buf; the new length. */
+int nswap2l_prefetch_emit_counters(struct nswap2l *nc, char *buf, int len);
+/* Status fields: <policy> <prefetched> <prefetched_reads> <cancelled>. */
+void nswap2l_prefetch_status(struct nswap2l *nc, char *result, unsigned int maxlen,
+			     unsigned int *sz);
+/* Pages a write placed again after prefetching had moved them. */
+void nswap2l_prefetch_note_rewritten(struct nswap2l *nc, unsigned int nr);
+
+/*----------------------------------------------------------------
+ * Profiler (profiler.c): bios in flight are counted per CPU on the bio
+ * path (no lock); a timer samples them into histograms of read and of
+ * write concurrency, per tier and for the device.
+ *--------------------------------------------------------------*/
+#define NSWAP2L_PROFILE_SAMPLE_MS	10
+
+int nswap2l_profiler_create(struct nswap2l *nc);
+void nswap2l_profiler_destroy(struct nswap2l *nc);
+/* Sampling runs while the device is resumed. */
+void nswap2l_profiler_start(struct nswap2l *nc);
+void nswap2l_profiler_stop(struct nswap2l *nc);
+void nswap2l_profiler_reset(struct nswap2l *nc);
+ssize_t nswap2l_profiler_show(struct nswap2l *nc, char *buf);
+/* Status fields: <read_parallelism> <write_parallelism>. */
+void nswap2l_profiler_status(struct nswap2l *nc, char *result, unsigned int maxlen,
+			     unsigned int *sz);
+/* Foreground bios in flight, summed over every sample since creation, and the samples. */
+u64 nswap2l_profiler_busy(struct nswap2l *nc, u64 *samples);
+
+/* A bio goes to @tier: counted in flight until nswap2l_profile_end(). */
+static inline u64 nswap2l_profile_start(struct nswap2l *nc, enum nswap2l_tier_id tier, int dir)
+{
+	this_cpu_inc(nc->stats->inflight[tier][dir]);
+	return ktime_get_ns();
+}
+
+static inline void nswap2l_profile_end(struct nswap2l *nc, enum nswap2l_tier_id tier, int dir,
+				       u64 start_ns)
+{
+	u64 ns = ktime_get_ns() - start_ns;
+
+	this_cpu_dec(nc->stats->inflight[tier][dir]);
+	this_cpu_inc(nc->stats->done[tier][dir]);
+	this_cpu_add(nc->stats->time_ns[tier][dir], ns);
+	/* Racy against an interrupt on this CPU: at worst a maximum is missed. */
+	if (ns > this_cpu_read(nc->stats->max_ns[tier][dir]))
+		this_cpu_write(nc->stats->max_ns[tier][dir], ns);
+}
 
 /*----------------------------------------------------------------
  * Policies (policy/): they decide, the core executes.  They never block
@@ -496,12 +667,161 @@ struct nswap2l_server_choice {
 
 extern const struct nswap2l_server_choice nswap2l_most_free_server;
 
+/*
+ * Prefetching (prefetch.c) asks three questions at every wake-up, each
+ * answered by a policy registered by name: Q1 "when" (prefetch now?),
+ * Q2 "amount" (how many pages?) and Q3 "which" (which pages?).
+ */
+enum nswap2l_prefetch_question {
+	NSWAP2L_PREFETCH_WHEN,
+	NSWAP2L_PREFETCH_AMOUNT,
+	NSWAP2L_PREFETCH_WHICH,
+};
+
+/* What the prefetch worker tells the policies at a wake-up. */
+struct nswap2l_prefetch_view {
+	u64 written;		/* pages written since the last wake-up */
+	u64 held;		/* pages in Network RAM */
+	u64 busy_x100;		/* foreground bios in flight, mean since last wake-up, x100 */
+	u64 prefetched[NSWAP2L_PREFETCH_ARMS];	/* pages each arm moved, ever */
+	u64 reads[NSWAP2L_PREFETCH_ARMS];	/* flash reads of those pages */
+};
+
+/* Common head of the three kinds, for the registry. */
+struct nswap2l_prefetch_type {
+	struct list_head list;
+	const char *name;
+	enum nswap2l_prefetch_question question;
+};
+
+/* Q1: prefetch at this wake-up?  @arg: the policy's number (when=idle:<n>). */
+struct nswap2l_prefetch_when {
+	struct nswap2l_prefetch_type type;
+	unsigned int default_arg;
+	bool (*now)(const struct nswap2l_prefetch_view *view, unsigned int arg);
+};
+
+/* Q2: how many pages, given @percent (amount=<name>:<percent>). */
+struct nswap2l_prefetch_amount {
+	struct nswap2l_prefetch_type type;
+	u64 (*pages)(const struct nswap2l_prefetch_view *view, unsigned int percent);
+};
+
+/*
+ * Q3: which pages.  A picker keeps its cursor or clock hand across
+ * wake-ups; it reads the map and may clear referenced bits, nothing else.
+ */
+struct nswap2l_picker {
+	/*
+	 * A wake-up starts with @quota pages to take (nswap2l_hand_begin());
+	 * returns the quota to use (an adaptive picker changes it).
+	 */
+	u64 (*begin)(struct nswap2l_picker *p, const struct nswap2l_prefetch_view *view,
+		     struct nswap2l_map *map, u64 quota);
+	/*
+	 * Up to @nr pages now in Network RAM, into @pages, the arm that chose
+	 * them in *@arm; returns how many, 0 when this wake-up found no more.
+	 * With @nr == 0, a clock only ages pages.
+	 */
+	unsigned int (*pick)(struct nswap2l_picker *p, struct nswap2l_map *map,
+			     u64 *pages, unsigned int nr, unsigned int *arm);
+	/* The arm in use, for stats. */
+	const char *(*choice)(struct nswap2l_picker *p);	/* optional */
+	void (*destroy)(struct nswap2l_picker *p);
+	const struct nswap2l_prefetch_which *type;
+};
+
+struct nswap2l_prefetch_which {
+	struct nswap2l_prefetch_type type;
+	unsigned int arm;	/* its counters' index; NSWAP2L_PREFETCH_ARMS: none of its own */
+	struct nswap2l_picker *(*create)(void);
+};
+
+int nswap2l_prefetch_register(struct nswap2l_prefetch_type *type);
+void nswap2l_prefetch_unregister(struct nswap2l_prefetch_type *type);
+/* The policies of one file, all or none. */
+int nswap2l_prefetch_register_all(struct nswap2l_prefetch_type *const *types, unsigned int nr);
+void nswap2l_prefetch_unregister_all(struct nswap2l_prefetch_type *const *types,
+				     unsigned int nr);
+/* The registered type or NULL; types are static, never freed while loaded. */
+struct nswap2l_prefetch_type *nswap2l_prefetch_find(enum nswap2l_prefetch_question q,
+						    const char *name);
+/* " name1 name2 ..." of one question's policies, into @buf of @size. */
+void nswap2l_prefetch_names(enum nswap2l_prefetch_question q, char *buf, size_t size);
+/* A picker of the Q3 policy @name, or NULL; ERR_PTR on no memory. */
+struct nswap2l_picker *nswap2l_picker_create(const char *name);
+/* The Q3 policy registered for @arm. */
+const struct nswap2l_prefetch_which *nswap2l_prefetch_arm(unsigned int arm);
+
+/* A page a picker may take: in Network RAM, not being moved. */
+static inline bool nswap2l_entry_prefetchable(u64 entry)
+{
+	return entry && nswap2l_entry_tier(entry) == NSWAP2L_TIER_NETRAM &&
+	       !(entry & NSWAP2L_ENTRY_MIGRATING);
+}
+
+/* Clock hands: clear the referenced bit of @page; true if it was set. */
+bool nswap2l_map_test_and_age(struct nswap2l_map *map, u64 page);
+
 int nswap2l_policies_init(void);
 void nswap2l_policies_exit(void);
 
-/* One registration pair per placement policy file in policy/. */
+/* One registration pair per policy file in policy/. */
 int nswap2l_fastest_free_init(void);
 void nswap2l_fastest_free_exit(void);
+int nswap2l_prefetch_when_init(void);
+void nswap2l_prefetch_when_exit(void);
+int nswap2l_prefetch_amount_init(void);
+void nswap2l_prefetch_amount_exit(void);
+int nswap2l_prefetch_rr_init(void);
+void nswap2l_prefetch_rr_exit(void);
+int nswap2l_prefetch_random_init(void);
+void nswap2l_prefetch_random_exit(void);
+int nswap2l_prefetch_clock_init(void);
+void nswap2l_prefetch_clock_exit(void);
+int nswap2l_prefetch_auto_init(void);
+void nswap2l_prefetch_auto_exit(void);
+
+/* The init and exit of a prefetch policy file that registers @types. */
+#define NSWAP2L_PREFETCH_POLICY_FILE(file, types)				\
+int nswap2l_prefetch_##file##_init(void)					\
+{										\
+	return nswap2l_prefetch_register_all(types, ARRAY_SIZE(types));		\
+}										\
+void nswap2l_prefetch_##file##_exit(void)					\
+{										\
+	nswap2l_prefetch_unregister_all(types, ARRAY_SIZE(types));		\
+}
+
+/*
+ * A hand over the map for the Q3 pickers: it keeps its place across
+ * wake-ups and passes at most one lap (and at most
+ * NSWAP2L_PREFETCH_SCAN_PAGES entries) per wake-up.
+ */
+#define NSWAP2L_PREFETCH_SCAN_PAGES	(1ULL << 20)
+
+struct nswap2l_hand {
+	u64 pos;
+	u64 left;	/* entries it may still pass in this wake-up */
+};
+
+static inline void nswap2l_hand_begin(struct nswap2l_hand *hand, struct nswap2l_map *map)
+{
+	hand->left = min_t(u64, READ_ONCE(map->nr_pages), NSWAP2L_PREFETCH_SCAN_PAGES);
+}
+
+/* The next page under the hand, false when this wake-up's scan is over. */
+static inline bool nswap2l_hand_next(struct nswap2l_hand *hand, struct nswap2l_map *map,
+				     u64 *page)
+{
+	if (!hand->left)
+		return false;
+	hand->left--;
+	if (hand->pos >= map->nr_pages)
+		hand->pos = 0;
+	*page = hand->pos++;
+	return true;
+}
 
 /*----------------------------------------------------------------
  * Fault injection for the tests (dm-nswap2l-target.c), off by default.

@@ -6,6 +6,8 @@
  *   placement   the placement policy; write a policy name to switch
  *   tiers       one line per tier: name capacity used reads writes discards
  *   servers     one line per Network RAM server (see the tier)
+ *   profile     the concurrency profile; write "reset" to clear it
+ *   prefetch/   policy, when, amount, interval_ms (read and write) and stats
  *
  * The directory belongs to the device, whatever table is loaded: it exists
  * while the device is resumed (added on resume, removed on postsuspend), so
@@ -63,17 +65,92 @@ static ssize_t servers_show(struct kobject *kobj, struct kobj_attribute *attr, c
 	return tier->type->ops->show_servers(tier, buf);
 }
 
+static ssize_t profile_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	struct nswap2l *nc = kobj_to_nc(kobj);
+
+	return nswap2l_prefetch_emit_counters(nc, buf, nswap2l_profiler_show(nc, buf));
+}
+
+static ssize_t profile_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	if (!sysfs_streq(buf, "reset"))
+		return -EINVAL;
+	nswap2l_profiler_reset(kobj_to_nc(kobj));
+	return count;
+}
+
 static struct kobj_attribute placement_attr = __ATTR_RW(placement);
 static struct kobj_attribute tiers_attr = __ATTR_RO(tiers);
 static struct kobj_attribute servers_attr = __ATTR_RO(servers);
+static struct kobj_attribute profile_attr = __ATTR_RW(profile);
 
 static struct attribute *nswap2l_attrs[] = {
 	&placement_attr.attr,
 	&tiers_attr.attr,
 	&servers_attr.attr,
+	&profile_attr.attr,
 	NULL,
 };
-ATTRIBUTE_GROUPS(nswap2l);
+
+static const struct attribute_group nswap2l_group = {
+	.attrs = nswap2l_attrs,
+};
+
+/* prefetch/<setting>: the file's name is the setting's. */
+static ssize_t prefetch_setting_show(struct kobject *kobj, struct kobj_attribute *attr,
+				     char *buf)
+{
+	return nswap2l_prefetch_show(kobj_to_nc(kobj), attr->attr.name, buf);
+}
+
+static ssize_t prefetch_setting_store(struct kobject *kobj, struct kobj_attribute *attr,
+				      const char *buf, size_t count)
+{
+	char value[32];
+	int r;
+
+	if (!count || count >= sizeof(value))
+		return -EINVAL;
+	strscpy(value, buf, sizeof(value));
+	r = nswap2l_prefetch_set(kobj_to_nc(kobj), attr->attr.name, strim(value));
+	return r ? r : count;
+}
+
+static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return nswap2l_prefetch_show_stats(kobj_to_nc(kobj), buf);
+}
+
+#define PREFETCH_SETTING(_name) \
+	__ATTR(_name, 0644, prefetch_setting_show, prefetch_setting_store)
+
+static struct kobj_attribute prefetch_policy_attr = PREFETCH_SETTING(policy);
+static struct kobj_attribute prefetch_when_attr = PREFETCH_SETTING(when);
+static struct kobj_attribute prefetch_amount_attr = PREFETCH_SETTING(amount);
+static struct kobj_attribute prefetch_interval_attr = PREFETCH_SETTING(interval_ms);
+static struct kobj_attribute prefetch_stats_attr = __ATTR_RO(stats);
+
+static struct attribute *prefetch_attrs[] = {
+	&prefetch_policy_attr.attr,
+	&prefetch_when_attr.attr,
+	&prefetch_amount_attr.attr,
+	&prefetch_interval_attr.attr,
+	&prefetch_stats_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group prefetch_group = {
+	.name = "prefetch",
+	.attrs = prefetch_attrs,
+};
+
+static const struct attribute_group *nswap2l_groups[] = {
+	&nswap2l_group,
+	&prefetch_group,
+	NULL,
+};
 
 static void nswap2l_kobj_release(struct kobject *kobj)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Registry of placement policies, looked up by name when a table is loaded
- * or when the "placement" message switches policy.
+ * Registry of placement and prefetch policies, looked up by name when a
+ * table is loaded or when a message or sysfs switches policy.
  */
 #include <linux/mutex.h>
 #include <linux/string.h>
@@ -71,13 +71,162 @@ void nswap2l_placement_list(char *result, unsigned int maxlen, unsigned int *sz_
 	*sz_ptr = sz;
 }
 
-/* Adding a policy: one file in policy/ and one line in each list below. */
-int nswap2l_policies_init(void)
+/*----------------------------------------------------------------
+ * Prefetch policies: Q1 when, Q2 amount, Q3 which
+ *--------------------------------------------------------------*/
+static LIST_HEAD(prefetch_types);
+static DEFINE_MUTEX(prefetch_types_lock);
+
+static struct nswap2l_prefetch_type *find_prefetch_type(enum nswap2l_prefetch_question q,
+							const char *name)
 {
-	return nswap2l_fastest_free_init();
+	struct nswap2l_prefetch_type *type;
+
+	list_for_each_entry(type, &prefetch_types, list)
+		if (type->question == q && !strcmp(type->name, name))
+			return type;
+	return NULL;
 }
+
+int nswap2l_prefetch_register(struct nswap2l_prefetch_type *type)
+{
+	int r = 0;
+
+	mutex_lock(&prefetch_types_lock);
+	if (find_prefetch_type(type->question, type->name))
+		r = -EEXIST;
+	else
+		list_add_tail(&type->list, &prefetch_types);
+	mutex_unlock(&prefetch_types_lock);
+	return r;
+}
+
+void nswap2l_prefetch_unregister(struct nswap2l_prefetch_type *type)
+{
+	mutex_lock(&prefetch_types_lock);
+	list_del_init(&type->list);
+	mutex_unlock(&prefetch_types_lock);
+}
+
+void nswap2l_prefetch_unregister_all(struct nswap2l_prefetch_type *const *types,
+				     unsigned int nr)
+{
+	while (nr--)
+		nswap2l_prefetch_unregister(types[nr]);
+}
+
+int nswap2l_prefetch_register_all(struct nswap2l_prefetch_type *const *types, unsigned int nr)
+{
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < nr; i++) {
+		INIT_LIST_HEAD(&types[i]->list);
+		r = nswap2l_prefetch_register(types[i]);
+		if (r) {
+			nswap2l_prefetch_unregister_all(types, i);
+			return r;
+		}
+	}
+	return 0;
+}
+
+struct nswap2l_prefetch_type *nswap2l_prefetch_find(enum nswap2l_prefetch_question q,
+						    const char *name)
+{
+	struct nswap2l_prefetch_type *type;
+
+	mutex_lock(&prefetch_types_lock);
+	type = find_prefetch_type(q, name);
+	mutex_unlock(&prefetch_types_lock);
+	return type;
+}
+
+void nswap2l_prefetch_names(enum nswap2l_prefetch_question q, char *buf, size_t size)
+{
+	struct nswap2l_prefetch_type *type;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	mutex_lock(&prefetch_types_lock);
+	list_for_each_entry(type, &prefetch_types, list)
+		if (type->question == q && len < size)
+			len += scnprintf(buf + len, size - len, " %s", type->name);
+	mutex_unlock(&prefetch_types_lock);
+}
+
+struct nswap2l_picker *nswap2l_picker_create(const char *name)
+{
+	struct nswap2l_prefetch_type *type = nswap2l_prefetch_find(NSWAP2L_PREFETCH_WHICH, name);
+	const struct nswap2l_prefetch_which *which;
+	struct nswap2l_picker *p;
+
+	if (!type)
+		return NULL;
+	which = container_of(type, struct nswap2l_prefetch_which, type);
+	p = which->create();
+	if (!IS_ERR(p))
+		p->type = which;
+	return p;
+}
+
+const struct nswap2l_prefetch_which *nswap2l_prefetch_arm(unsigned int arm)
+{
+	struct nswap2l_prefetch_type *type;
+	const struct nswap2l_prefetch_which *found = NULL;
+
+	mutex_lock(&prefetch_types_lock);
+	list_for_each_entry(type, &prefetch_types, list) {
+		const struct nswap2l_prefetch_which *which;
+
+		if (type->question != NSWAP2L_PREFETCH_WHICH)
+			continue;
+		which = container_of(type, struct nswap2l_prefetch_which, type);
+		if (which->arm == arm) {
+			found = which;
+			break;
+		}
+	}
+	mutex_unlock(&prefetch_types_lock);
+	return found;
+}
+
+/*----------------------------------------------------------------
+ * Adding a policy: one file in policy/ and one line in the table below.
+ *--------------------------------------------------------------*/
+static const struct {
+	int (*init)(void);
+	void (*exit)(void);
+} policy_files[] = {
+	{ nswap2l_fastest_free_init, nswap2l_fastest_free_exit },
+	{ nswap2l_prefetch_when_init, nswap2l_prefetch_when_exit },
+	{ nswap2l_prefetch_amount_init, nswap2l_prefetch_amount_exit },
+	{ nswap2l_prefetch_rr_init, nswap2l_prefetch_rr_exit },
+	{ nswap2l_prefetch_random_init, nswap2l_prefetch_random_exit },
+	{ nswap2l_prefetch_clock_init, nswap2l_prefetch_clock_exit },
+	{ nswap2l_prefetch_auto_init, nswap2l_prefetch_auto_exit },
+};
 
 void nswap2l_policies_exit(void)
 {
-	nswap2l_fastest_free_exit();
+	int i;
+
+	for (i = ARRAY_SIZE(policy_files) - 1; i >= 0; i--)
+		policy_files[i].exit();
+}
+
+int nswap2l_policies_init(void)
+{
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < ARRAY_SIZE(policy_files); i++) {
+		r = policy_files[i].init();
+		if (r) {
+			while (i--)
+				policy_files[i].exit();
+			return r;
+		}
+	}
+	return 0;
 }

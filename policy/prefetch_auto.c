@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Prefetch Q3 "auto": chooses among the fixed Q3 policies (the arms) at
+ * every wake-up, and sets the rate, from what prefetching has bought.
+ *
+ * The measure is the paper's Table IV metric: flash reads per prefetched
+ * page, per arm.  A page moved to flash and never read again cost a flash
+ * write and a Network RAM read for nothing; one read back from flash took
+ * a read off Network RAM, in parallel with it.  An epsilon-greedy bandit
+ * picks the arm: every arm is tried first, then the best one, and a random
+ * one at one wake-up in eight so that a change of workload is noticed.  The
+ * counters are halved every AUTO_HALF_LIFE wake-ups, so old phases fade.
+ *
+ * The rate: while even the best arm's pages are rarely read back (below
+ * AUTO_POOR per mille) the quota is halved at every wake-up, down to 1/16
+ * of what Q2 asks; it doubles back while they are (above AUTO_GOOD).  So
+ * when prefetching does not pay, auto stops doing it, nearly.
+ */
+#include <linux/random.h>
+#include <linux/slab.h>
+
+#include "../nswap2l.h"
+
+#define AUTO_TRIAL_PAGES	256	/* an arm is judged after this many pages */
+#define AUTO_HALF_LIFE		64	/* wake-ups */
+#define AUTO_EXPLORE_ONE_IN	8
+#define AUTO_POOR		100	/* reads per 1000 prefetched pages */
+#define AUTO_GOOD		300
+#define AUTO_SCALE_FULL		16	/* quota in 1/16ths */
+
+struct auto_picker {
+	struct nswap2l_picker picker;
+	struct nswap2l_picker *arms[NSWAP2L_PREFETCH_ARMS];
+	unsigned int chosen;		/* the arm of this wake-up */
+	unsigned int scale;
+	unsigned int wakeups;
+	/* What each arm moved and what was read back, halved now and then. */
+	u64 prefetched[NSWAP2L_PREFETCH_ARMS];
+	u64 reads[NSWAP2L_PREFETCH_ARMS];
+	u64 seen_prefetched[NSWAP2L_PREFETCH_ARMS];
+	u64 seen_reads[NSWAP2L_PREFETCH_ARMS];
+};
+
+static u64 score(struct auto_picker *ap, unsigned int arm)
+{
+	return div64_u64(ap->reads[arm] * 1000, ap->prefetched[arm] ?: 1);
+}
+
+static unsigned int choose_arm(struct auto_picker *ap)
+{
+	unsigned int arm, best = ap->chosen;
+
+	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
+		if (ap->arms[arm] && ap->prefetched[arm] < AUTO_TRIAL_PAGES)
+			return arm;
+	if (!get_random_u32_below(AUTO_EXPLORE_ONE_IN)) {
+		arm = get_random_u32_below(NSWAP2L_PREFETCH_ARMS);
+		if (ap->arms[arm])
+			return arm;
+	}
+	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
+		if (ap->arms[arm] && score(ap, arm) > score(ap, best))
+			best = arm;
+	return best;
+}
+
+static void learn(struct auto_picker *ap, const struct nswap2l_prefetch_view *view)
+{
+	unsigned int arm;
+
+	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
+		ap->prefetched[arm] += view->prefetched[arm] - ap->seen_prefetched[arm];
+		ap->reads[arm] += view->reads[arm] - ap->seen_reads[arm];
+		ap->seen_prefetched[arm] = view->prefetched[arm];
+		ap->seen_reads[arm] = view->reads[arm];
+		if (!(ap->wakeups % AUTO_HALF_LIFE) && ap->prefetched[arm] >= 2 * AUTO_TRIAL_PAGES) {
+			ap->prefetched[arm] /= 2;
+			ap->reads[arm] /= 2;
+		}
+	}
+}
+
+static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_view *view,
+		      struct nswap2l_map *map, u64 quota)
+{
+	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
+	struct nswap2l_picker *arm;
+	u64 best;
+
+	ap->wakeups++;
+	learn(ap, view);
+	ap->chosen = choose_arm(ap);
+	best = score(ap, ap->chosen);
+	if (ap->prefetched[ap->chosen] >= AUTO_TRIAL_PAGES) {
+		if (best < AUTO_POOR)
+			ap->scale = max(ap->scale / 2, 1U);
+		else if (best > AUTO_GOOD)
+			ap->scale = min(ap->scale * 2, (unsigned int)AUTO_SCALE_FULL);
+	}
+	arm = ap->arms[ap->chosen];
+	quota = arm->begin(arm, view, map, quota);
+	return div_u64(quota * ap->scale + AUTO_SCALE_FULL - 1, AUTO_SCALE_FULL);
+}
+
+static unsigned int auto_pick(struct nswap2l_picker *p, struct nswap2l_map *map, u64 *pages,
+			      unsigned int nr, unsigned int *arm)
+{
+	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
+	struct nswap2l_picker *chosen = ap->arms[ap->chosen];
+
+	return chosen->pick(chosen, map, pages, nr, arm);
+}
+
+static const char *auto_choice(struct nswap2l_picker *p)
+{
+	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
+
+	return ap->arms[ap->chosen]->type->type.name;
+}
+
+static void auto_destroy(struct nswap2l_picker *p)
+{
+	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
+	unsigned int arm;
+
+	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
+		if (!IS_ERR_OR_NULL(ap->arms[arm]))
+			ap->arms[arm]->destroy(ap->arms[arm]);
+	kfree(ap);
+}
+
+static struct nswap2l_picker *auto_create(void)
+{
+	struct auto_picker *ap = kzalloc(sizeof(*ap), GFP_KERNEL);
+	unsigned int arm;
+
+	if (!ap)
+		return ERR_PTR(-ENOMEM);
+	ap->picker.begin = auto_begin;
+	ap->picker.pick = auto_pick;
+	ap->picker.choice = auto_choice;
+	ap->picker.destroy = auto_destroy;
+	ap->scale = AUTO_SCALE_FULL;
+	ap->chosen = NSWAP2L_PREFETCH_ARMS;
+	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
+		const struct nswap2l_prefetch_which *which = nswap2l_prefetch_arm(arm);
+
+		if (!which)
+			continue;
+		ap->arms[arm] = nswap2l_picker_create(which->type.name);
+		if (IS_ERR(ap->arms[arm])) {
+			struct nswap2l_picker *failed = ap->arms[arm];
+
+			auto_destroy(&ap->picker);
+			return failed;
+		}
+		if (ap->chosen == NSWAP2L_PREFETCH_ARMS)
+			ap->chosen = arm;
+	}
+	if (ap->chosen == NSWAP2L_PREFETCH_ARMS) {
+		auto_destroy(&ap->picker);
+		return ERR_PTR(-ENOENT);
+	}
+	return &ap->picker;
+}
+
+static struct nswap2l_prefetch_which auto_policy = {
+	.type = { .name = "auto", .question = NSWAP2L_PREFETCH_WHICH },
+	.arm = NSWAP2L_PREFETCH_ARMS,
+	.create = auto_create,
+};
+
+static struct nswap2l_prefetch_type *const types[] = { &auto_policy.type };
+
+NSWAP2L_PREFETCH_POLICY_FILE(auto, types)
