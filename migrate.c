@@ -12,6 +12,9 @@
  * clears the entry, and the page then stays where it is.  The old home is
  * freed only after bios that may still read it have completed.
  *
+ * The moving itself is a batch object (nswap2l_move_batch) that prefetching
+ * uses too, with a batch of its own, to move pages to flash.
+ *
  * Everything is preallocated in the constructor: one batch of pages and
  * bios, reused for every batch.  While the device is suspended the mover is
  * paused between batches; a job keeps its place in the map and goes on
@@ -62,11 +65,26 @@ static void move_end_io(struct bio *bio)
 		complete(&batch->io_done);
 }
 
-/* Read (old home) or write (new home) every page of the batch that is still good. */
+/* Still flagged at the home it was flagged at: no write or discard since. */
+static bool still_flagged(struct nswap2l *nc, struct move_page *mp)
+{
+	u64 cur = nswap2l_map_lookup(&nc->map, mp->page) & ~NSWAP2L_ENTRY_REFERENCED;
+
+	return cur == (mp->old_entry | NSWAP2L_ENTRY_MIGRATING);
+}
+
+/*
+ * Read (old home) or write (new home) every page of the batch that is still
+ * good.  Reads count in flight like bios, and look at the entry once
+ * counted: a discard that cleared it before frees the old slot only after
+ * they are done, or they skip the page.
+ */
 static void move_io(struct nswap2l *nc, struct nswap2l_move_batch *batch, enum req_op op)
 {
-	unsigned int i;
+	unsigned int i, epoch = 0;
 
+	if (op == REQ_OP_READ)
+		epoch = nswap2l_inflight_enter(&nc->map.inflight);
 	atomic_set(&batch->pending_io, 1);
 	reinit_completion(&batch->io_done);
 	for (i = 0; i < batch->nr_pages; i++) {
@@ -74,8 +92,10 @@ static void move_io(struct nswap2l *nc, struct nswap2l_move_batch *batch, enum r
 		u64 entry = op == REQ_OP_READ ? mp->old_entry : mp->new_entry;
 		struct nswap2l_tier *tier;
 
+		if (op == REQ_OP_READ && !still_flagged(nc, mp))
+			mp->status = BLK_STS_AGAIN;
 		if (mp->status)
-			continue;	/* no new home for it, or its read failed */
+			continue;	/* raced, no new home for it, or its read failed */
 		tier = nc->tiers[nswap2l_entry_tier(entry)];
 		bio_init(&mp->bio, NULL, &mp->bvec, 1, op);
 		mp->bio_in_use = true;
@@ -89,6 +109,8 @@ static void move_io(struct nswap2l *nc, struct nswap2l_move_batch *batch, enum r
 	}
 	if (!atomic_dec_and_test(&batch->pending_io))
 		wait_for_completion(&batch->io_done);
+	if (op == REQ_OP_READ)
+		nswap2l_inflight_exit(&nc->map.inflight, epoch);
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
 
@@ -161,7 +183,7 @@ void nswap2l_move_batch_run(struct nswap2l *nc, struct nswap2l_move_batch *batch
 		if (mp->new_entry)
 			nswap2l_free_home(nc, mp->new_entry, !mp->status);
 		nswap2l_map_replace_flagged(&nc->map, mp->page, mp->old_entry, 0);
-		if (mp->status) {
+		if (mp->status && mp->status != BLK_STS_AGAIN) {
 			result->failed++;
 		} else {
 			result->raced++;

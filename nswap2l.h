@@ -683,6 +683,7 @@ struct nswap2l_prefetch_view {
 	u64 written;		/* pages written since the last wake-up */
 	u64 held;		/* pages in Network RAM */
 	u64 busy_x100;		/* foreground bios in flight, mean since last wake-up, x100 */
+	u64 read_ns;		/* foreground read latency, mean since last wake-up (0: none) */
 	u64 prefetched[NSWAP2L_PREFETCH_ARMS];	/* pages each arm moved, ever */
 	u64 reads[NSWAP2L_PREFETCH_ARMS];	/* flash reads of those pages */
 };

@@ -56,6 +56,7 @@ struct nswap2l_prefetch {
 	u64 pages[NSWAP2L_MOVE_BATCH];
 	u64 last_written;
 	u64 last_busy, last_samples;
+	u64 last_reads, last_read_ns;
 
 	atomic64_t wakeups;
 	atomic64_t prefetched;
@@ -88,7 +89,9 @@ bool nswap2l_prefetch_config_is_default(const struct nswap2l_prefetch_config *cf
 	struct nswap2l_prefetch_config def;
 
 	nswap2l_prefetch_default_config(&def);
-	return !memcmp(cfg, &def, sizeof(def));
+	return cfg->which == def.which && cfg->when == def.when && cfg->when_arg == def.when_arg &&
+	       cfg->amount == def.amount && cfg->percent == def.percent && cfg->cap == def.cap &&
+	       cfg->interval_ms == def.interval_ms;
 }
 
 static const char *which_name(const struct nswap2l_prefetch_config *cfg)
@@ -272,15 +275,23 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 {
 	struct nswap2l *nc = pf->nc;
 	struct nswap2l_io_stats io;
-	u64 written = 0, busy, samples;
+	u64 written = 0, reads = 0, read_ns = 0, busy, samples;
 	unsigned int arm;
 	int id;
 
 	nswap2l_sum_io_stats(nc, &io);
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		written += io.writes[id];
+		reads += io.done[id][READ];
+		read_ns += io.time_ns[id][READ];
+	}
 	view->written = written - pf->last_written;
 	pf->last_written = written;
+	view->read_ns = reads == pf->last_reads ? 0 :
+			div64_u64(read_ns - pf->last_read_ns, reads - pf->last_reads);
+	pf->last_reads = reads;
+	pf->last_read_ns = read_ns;
+	/* A picker is only installed on a device with Network RAM and flash. */
 	view->held = max_t(s64, atomic64_read(&nc->tiers[NSWAP2L_TIER_NETRAM]->used), 0);
 
 	busy = nswap2l_profiler_busy(nc, &samples);
@@ -326,26 +337,28 @@ static void prefetch_work(struct work_struct *work)
 						   struct nswap2l_prefetch, work);
 	struct nswap2l *nc = pf->nc;
 	struct nswap2l_tier *flash = nc->tiers[NSWAP2L_TIER_FLASH];
+	struct nswap2l_prefetch_config *cfg = &pf->cfg;
 	struct nswap2l_prefetch_view view;
 	unsigned int interval, n, arm;
 	u64 quota = 0;
 
-	look(pf, &view);
 	mutex_lock(&pf->lock);
-	interval = pf->cfg.interval_ms;
-	if (pf->picker) {
-		struct nswap2l_prefetch_config *cfg = &pf->cfg;
-
-		atomic64_inc(&pf->wakeups);
-		if (cfg->when->now(&view, cfg->when_arg))
-			quota = min_t(u64, cfg->amount->pages(&view, cfg->percent), cfg->cap);
-		quota = min(pf->picker->begin(pf->picker, &view, &nc->map, quota),
-			    nswap2l_tier_free(flash));
-		if (!quota)
-			pf->picker->pick(pf->picker, &nc->map, pf->pages, 0, &arm);
-		pf->choice = pf->picker->choice ? pf->picker->choice(pf->picker) :
-						  pf->picker->type->type.name;
+	/* Prefetching was switched off: the worker stops until it is on again. */
+	if (!pf->picker) {
+		mutex_unlock(&pf->lock);
+		return;
 	}
+	look(pf, &view);
+	interval = cfg->interval_ms;
+	atomic64_inc(&pf->wakeups);
+	if (cfg->when->now(&view, cfg->when_arg))
+		quota = min_t(u64, cfg->amount->pages(&view, cfg->percent), cfg->cap);
+	quota = min(pf->picker->begin(pf->picker, &view, &nc->map, quota),
+		    nswap2l_tier_free(flash));
+	if (!quota)
+		pf->picker->pick(pf->picker, &nc->map, pf->pages, 0, &arm);
+	pf->choice = pf->picker->choice ? pf->picker->choice(pf->picker) :
+					  pf->picker->type->type.name;
 	mutex_unlock(&pf->lock);
 
 	while (quota && !READ_ONCE(pf->paused)) {
@@ -410,7 +423,8 @@ void nswap2l_prefetch_resume(struct nswap2l *nc)
 
 	mutex_lock(&pf->lock);
 	WRITE_ONCE(pf->paused, false);
-	queue_delayed_work(pf->wq, &pf->work, msecs_to_jiffies(pf->cfg.interval_ms));
+	if (pf->picker)
+		queue_delayed_work(pf->wq, &pf->work, msecs_to_jiffies(pf->cfg.interval_ms));
 	mutex_unlock(&pf->lock);
 }
 
@@ -445,6 +459,7 @@ struct nswap2l_picker *nswap2l_prefetch_prepare(const struct nswap2l_prefetch_co
 static void install(struct nswap2l_prefetch *pf, const struct nswap2l_prefetch_config *cfg,
 		    struct nswap2l_picker *picker)
 {
+	struct nswap2l_prefetch_view view;
 	struct nswap2l_picker *old;
 	bool same = cfg->which == pf->cfg.which;
 
@@ -453,11 +468,14 @@ static void install(struct nswap2l_prefetch *pf, const struct nswap2l_prefetch_c
 	if (!same) {
 		pf->picker = picker;
 		pf->choice = picker ? picker->type->type.name : "none";
+		/* The first wake-up counts from now, not from the last one of another policy. */
+		if (picker)
+			look(pf, &view);
 	}
 	pf->cfg = *cfg;
 	/* A new interval applies now, not after the old one. */
-	if (!pf->paused)
-		mod_delayed_work(pf->wq, &pf->work, 0);
+	if (!pf->paused && pf->picker)
+		mod_delayed_work(pf->wq, &pf->work, msecs_to_jiffies(cfg->interval_ms));
 	mutex_unlock(&pf->lock);
 	if (old)
 		old->destroy(old);
@@ -546,9 +564,13 @@ int nswap2l_prefetch_emit_counters(struct nswap2l *nc, char *buf, int len)
 	struct nswap2l_prefetch *pf = nc->prefetch;
 	u64 prefetched = atomic64_read(&pf->prefetched);
 	u64 reads = prefetched_reads(nc);
+	const char *choice;
 
-	len += sysfs_emit_at(buf, len, "prefetched %llu\nprefetched_reads %llu\nreads_per_prefetch ",
-			     prefetched, reads);
+	mutex_lock(&pf->lock);
+	choice = pf->picker ? pf->choice : "none";
+	mutex_unlock(&pf->lock);
+	len += sysfs_emit_at(buf, len, "choice %s\nprefetched %llu\nprefetched_reads %llu\nreads_per_prefetch ",
+			     choice, prefetched, reads);
 	len += emit_ratio(buf + len, PAGE_SIZE - len, reads, prefetched);
 	return len + sysfs_emit_at(buf, len, "\ncancelled %lld\n", atomic64_read(&pf->cancelled));
 }
@@ -557,16 +579,14 @@ ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 {
 	struct nswap2l_prefetch *pf = nc->prefetch;
 	struct nswap2l_io_stats io;
-	const char *policy, *choice;
+	const char *policy;
 	unsigned int arm;
 	int len;
 
 	mutex_lock(&pf->lock);
 	policy = which_name(&pf->cfg);
-	choice = pf->picker ? pf->choice : "none";
 	mutex_unlock(&pf->lock);
-	len = sysfs_emit(buf, "policy %s\nchoice %s\nwakeups %lld\n",
-			 policy, choice, atomic64_read(&pf->wakeups));
+	len = sysfs_emit(buf, "policy %s\nwakeups %lld\n", policy, atomic64_read(&pf->wakeups));
 	len = nswap2l_prefetch_emit_counters(nc, buf, len);
 	len += sysfs_emit_at(buf, len, "failed %lld\nrewritten %lld\n",
 			     atomic64_read(&pf->failed), atomic64_read(&pf->rewritten));

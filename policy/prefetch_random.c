@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Prefetch Q3 "random": each page taken is the first page in Network RAM
- * at or after a random place in the device.
+ * within RANDOM_WINDOW pages of a random place in the device; a place with
+ * none there is given up for another, so that a sparse device does not
+ * spend the wake-up's scan on long empty stretches.
  */
 #include <linux/random.h>
 #include <linux/slab.h>
 
 #include "../nswap2l.h"
+
+#define RANDOM_WINDOW	64
 
 struct random_picker {
 	struct nswap2l_picker picker;
@@ -29,12 +33,17 @@ static unsigned int random_pick(struct nswap2l_picker *p, struct nswap2l_map *ma
 
 	*arm = p->type->arm;
 	while (n < nr) {
+		unsigned int window = RANDOM_WINDOW;
+
 		rp->hand.pos = get_random_u64() % READ_ONCE(map->nr_pages);
-		do {
+		while (window--) {
 			if (!nswap2l_hand_next(&rp->hand, map, &page))
 				return n;
-		} while (!nswap2l_entry_prefetchable(nswap2l_map_lookup(map, page)));
-		pages[n++] = page;
+			if (nswap2l_entry_prefetchable(nswap2l_map_lookup(map, page))) {
+				pages[n++] = page;
+				break;
+			}
+		}
 	}
 	return n;
 }

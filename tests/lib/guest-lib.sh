@@ -89,6 +89,8 @@ dm_count() { dmsetup ls --target nswap2l 2>/dev/null | grep -vc 'No devices foun
 #   <zero_reads> <nospace> <rerouted> <moved>
 #   [<#servers> [<server> <state> <held> <free> <inflight> <sent> <received>
 #                <errors> <reconnects> <evict_asked> <evict_moved>]...]   (with netram=)
+#   <prefetch_policy> <prefetched> <prefetched_reads> <cancelled>
+#   <read_parallelism> <write_parallelism>
 nsw_status() { dmsetup status "$1"; }
 # tier_stat name tier capacity|used|reads|writes|discards
 tier_stat() {
@@ -130,10 +132,15 @@ nsw_check_shape() {
 	{
 		if ($3 != "nswap2l") { print "target is " $3; exit 1 }
 		if ($5 != nt) { print "#tiers is " $5 ", expected " nt; exit 1 }
-		words = 9 + 6 * nt + (ns == "" ? 0 : 1 + 11 * ns)
+		words = 9 + 6 * nt + (ns == "" ? 0 : 1 + 11 * ns) + 6
 		if (NF != words) { print NF " words, expected " words; exit 1 }
 		for (i = 0; i < nt; i++) for (j = 1; j <= 5; j++) num(6 + i * 6 + j)
 		for (i = 6 + nt * 6; i <= 9 + nt * 6; i++) num(i)
+		# the last six: prefetch policy, prefetched, prefetched_reads, cancelled,
+		# read and write parallelism
+		if ($(NF - 5) !~ /^(none|rr|random|lrs|mrs|auto)$/) { print "prefetch policy " $(NF - 5); exit 1 }
+		for (i = NF - 4; i <= NF - 2; i++) num(i)
+		for (i = NF - 1; i <= NF; i++) if ($i !~ /^[0-9]+\.[0-9][0-9]$/) { print "field " i " (" $i ") not a parallelism"; exit 1 }
 		if (ns == "") exit 0
 		if ($(10 + nt * 6) != ns) { print "#servers is " $(10 + nt * 6) ", expected " ns; exit 1 }
 		for (s = 0; s < ns; s++) {
@@ -240,3 +247,89 @@ server_stat() {
 
 # server_alive I: true if server I runs (or is stopped)
 server_alive() { [ "$(server_ctl alive "$1")" = yes ]; }
+
+# ---- prefetch and profiler ----
+# Prefetching (Network RAM -> flash): /sys/kernel/nswap2l/NAME/prefetch/
+# {policy,when,amount,interval_ms,stats}, "dmsetup message NAME 0 prefetch
+# KEY VALUE" (KEY policy|when|amount|interval).  The profiler:
+# /sys/kernel/nswap2l/NAME/profile ("key value..." lines).  Both add six
+# fields at the end of the status line:
+#   <prefetch_policy> <prefetched> <prefetched_reads> <cancelled>
+#   <read_parallelism> <write_parallelism>
+
+# kv_get FILE KEY: the first value of the line "KEY value..." in FILE, or "missing"
+kv_get() {
+	[ -r "$1" ] || { echo missing; return 0; }
+	awk -v k="$2" '$1 == k { print $2; f = 1; exit } END { if (!f) print "missing" }' "$1"
+}
+
+# sysfs_put FILE VALUE: write VALUE to FILE; fails as the write fails
+sysfs_put() { echo "$2" >"$1"; }
+
+# pf_file NAME KEY: the sysfs file of prefetch setting KEY (interval -> interval_ms)
+pf_file() {
+	case "$2" in
+	interval) echo "/sys/kernel/nswap2l/$1/prefetch/interval_ms" ;;
+	*) echo "/sys/kernel/nswap2l/$1/prefetch/$2" ;;
+	esac
+}
+# pf_get NAME KEY / pf_set NAME KEY VALUE: prefetch setting through sysfs
+pf_get() { cat "$(pf_file "$1" "$2")" 2>/dev/null || echo missing; }
+pf_set() { sysfs_put "$(pf_file "$1" "$2")" "$3"; }
+# pf_msg NAME KEY VALUE: the same through a message
+pf_msg() { dmsetup message "$1" 0 prefetch "$2" "$3"; }
+# pf_config NAME: "policy when amount interval" as sysfs shows them
+pf_config() { echo "$(pf_get "$1" policy) $(pf_get "$1" when) $(pf_get "$1" amount) $(pf_get "$1" interval)"; }
+# pf_stat NAME FIELD: a value of prefetch/stats (wakeups, prefetched, rr_reads, ...)
+pf_stat() { kv_get "/sys/kernel/nswap2l/$1/prefetch/stats" "$2"; }
+# pf_stat_ge NAME FIELD MIN: true if that value is a number >= MIN (for wait_until)
+pf_stat_ge() {
+	_v=$(pf_stat "$1" "$2")
+	case "$_v" in '' | *[!0-9]*) return 1 ;; esac
+	[ "$_v" -ge "$3" ]
+}
+# pf_status NAME policy|prefetched|prefetched_reads|cancelled|read_parallelism|write_parallelism:
+# one of the six fields at the end of the status line
+pf_status() {
+	dmsetup status "$1" | awk -v f="$2" '
+	BEGIN { split("policy prefetched prefetched_reads cancelled read_parallelism write_parallelism", n, " ")
+		for (i in n) off[n[i]] = i }
+	{ if (!(f in off) || NF < 12) print "missing"; else print $(NF - 6 + off[f]) }'
+}
+
+# prof_file NAME: the profile file; prof_snap NAME FILE: one read of it into FILE
+prof_file() { echo "/sys/kernel/nswap2l/$1/profile"; }
+prof_snap() { cat "$(prof_file "$1")" >"$2" || die "cannot read $(prof_file "$1")"; }
+# prof_get NAME KEY: one value of the live profile
+prof_get() { kv_get "$(prof_file "$1")" "$2"; }
+# prof_hist_check FILE KEY: the histogram KEY in the profile snapshot FILE has
+# 65 counts (0..63 and >= 64 in flight) that sum to the snapshot's samples
+prof_hist_check() {
+	awk -v k="$2" '
+	$1 == "samples" { s = $2 }
+	$1 == k { found = 1; n = NF - 1; for (i = 2; i <= NF; i++) { if ($i !~ /^[0-9]+$/) bad = $i; t += $i } }
+	END {
+		if (!found) { print "no " k " line"; exit 1 }
+		if (bad != "") { print k ": count \"" bad "\" is not a number"; exit 1 }
+		if (n != 65) { print k ": " n " counts, expected 65"; exit 1 }
+		if (s == "" || t != s) { print k " sums to " t ", samples " s; exit 1 }
+	}' "$1" >/tmp/.hist || die "profile: $(cat /tmp/.hist)"
+}
+# prof_bins FILE KEY FROM TO: the sum of histogram KEY's counts FROM..TO (0..64)
+prof_bins() {
+	awk -v k="$2" -v a="$3" -v b="$4" '$1 == k { for (i = a; i <= b; i++) t += $(i + 2); f = 1 }
+		END { if (f) print t + 0; else print "missing" }' "$1"
+}
+
+# float_in LO X HI: true if X is a decimal number with LO <= X <= HI
+float_in() {
+	awk -v lo="$1" -v x="$2" -v hi="$3" 'BEGIN {
+		if (x !~ /^[0-9]+(\.[0-9]+)?$/) exit 1
+		exit !(x + 0 >= lo + 0 && x + 0 <= hi + 0) }'
+}
+assert_float_in() { # lo x hi what
+	float_in "$1" "$2" "$3" || die "${4:-value}: '$2' is not within [$1, $3]"
+}
+
+# uptime_cs: time since boot in hundredths of a second
+uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }

@@ -1,0 +1,132 @@
+# Prefetching from Network RAM to flash (Nswap2L's Tables IV, V, VI and
+# VIII): swap on nswap2l over one nswapd (Network RAM) plus a flash disk
+# whose read speed the host sets (bench/prefetch throttles it with QEMU so
+# that its QD1 read latency is a chosen multiple of Network RAM's).  Per
+# workload and policy (Control = none, rr, random, lrs, mrs, auto), a new
+# device with prefetch=<policy>,amount=written:10,interval=100: runtime,
+# flash reads per prefetched page, average read parallelism.  WL1: memcheck
+# fill + one sequential verify pass; WL2: memcheck's random
+# read/modify/write pass (after its fill and sequential pass, not timed);
+# par: three memcheck processes at once, pages written once and read by
+# three verify passes, no rewrites.  Run it through bench/prefetch, which
+# calibrates first (BENCH_PREFETCH_MODE=calibrate) and makes the table.
+# mem: 192M
+# servers: 1
+# disks: flash=1G@env
+# timeout: 21600
+
+load_nswap2l
+netram_load_key >/dev/null
+NETRAM=$(netram_table_arg)
+DEV=/dev/mapper/pf
+
+# kv FILE KEY: value of the line "KEY value" (own helper: guest-lib's
+# prefetch helpers are still changing)
+kv() {
+	[ -r "$1" ] || { echo -; return 0; }
+	awk -v k="$2" '$1 == k { print $2; f = 1; exit } END { if (!f) print "-" }' "$1"
+}
+now_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
+
+# qd1_read_us DEV SIZE_MB: write SIZE_MB, then 4 KiB psync QD1 random reads
+# for BENCH_CAL_SECS (default 5): 1e6 / IOPS
+qd1_read_us() {
+	run_fio "fill $1" --name=fill --filename="$1" --rw=write --bs=1M --direct=1 \
+		--ioengine=psync --size="${2}M"
+	fio --minimal --name=cal --filename="$1" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+		--iodepth=1 --size="${2}M" --time_based --runtime="${BENCH_CAL_SECS:-5}" --ramp_time=1 \
+		>/tmp/cal.out || { cat /tmp/cal.out; die "fio randread on $1"; }
+	awk -F';' '{ if ($8 > 0) printf "%.0f\n", 1e6 / $8; else print "-" }' /tmp/cal.out
+}
+
+if [ "${BENCH_PREFETCH_MODE:-run}" = calibrate ]; then
+	dm_create pfcal "0 $((256 * 2048)) nswap2l 2 $NETRAM" || die "create netram-only device"
+	n_us=$(qd1_read_us /dev/mapper/pfcal 128)
+	dm_remove pfcal
+	f_us=$(qd1_read_us "$FLASH" 128)
+	blkdiscard "$FLASH" 2>/dev/null || true
+	echo "@@BENCH prefetch calibrate netram_us=$n_us flash_us=$f_us"
+	log "calibrated: Network RAM ${n_us} us, flash ${f_us} us (4 KiB QD1 random read)"
+	exit 0
+fi
+
+SPEED=${BENCH_PREFETCH_SPEED:-native}
+POLICIES=$(echo "${BENCH_PREFETCH_POLICIES:-none,rr,random,lrs,mrs,auto}" | tr , ' ')
+WLS=$(echo "${BENCH_PREFETCH_WLS:-wl1,wl2,par}" | tr , ' ')
+PF_OPTS=${BENCH_PREFETCH_OPTS:-amount=written:10,interval=100}
+free_mb=$(($(meminfo_kb MemAvailable) / 1024))
+MB=${BENCH_REGION_MB:-$((free_mb * 5 / 4))}
+NP=$(echo $POLICIES | wc -w)
+log "MemAvailable ${free_mb} MiB: workload region ${MB} MiB; flash at $SPEED; policies $POLICIES; workloads $WLS; prefetch=<policy>,$PF_OPTS"
+
+# workload WL: run it, set SECS (the timed part)
+workload() {
+	case $1 in
+	wl1)
+		memcheck -m "$MB" -p 1 -r 0 -s 5 >/tmp/mc.out 2>&1 || { cat /tmp/mc.out; die "memcheck wl1"; }
+		fill=$(sed -n 's/^memcheck: filled in \([0-9.]*\)s$/\1/p' /tmp/mc.out)
+		seq=$(sed -n 's/^memcheck: pass 1 (sequential).*, \([0-9.]*\)s$/\1/p' /tmp/mc.out)
+		SECS=$(awk -v a="$fill" -v b="$seq" 'BEGIN { printf "%.1f", a + b }') ;;
+	wl2)
+		memcheck -m "$MB" -p 2 -s 5 >/tmp/mc.out 2>&1 || { cat /tmp/mc.out; die "memcheck wl2"; }
+		SECS=$(sed -n 's/^memcheck: pass 2 (random).*, \([0-9.]*\)s$/\1/p' /tmp/mc.out) ;;
+	par)
+		t0=$(now_cs)
+		memcheck -m $((MB / 3)) -p 3 -r 0 -s 6 >/tmp/mc1.out 2>&1 &
+		p1=$!
+		memcheck -m $((MB / 3)) -p 3 -r 0 -s 7 >/tmp/mc2.out 2>&1 &
+		p2=$!
+		memcheck -m $((MB / 3)) -p 3 -r 0 -s 8 >/tmp/mc3.out 2>&1 || { cat /tmp/mc3.out; die "memcheck par 3"; }
+		wait $p1 || { cat /tmp/mc1.out; die "memcheck par 1"; }
+		wait $p2 || { cat /tmp/mc2.out; die "memcheck par 2"; }
+		SECS=$(awk -v a="$t0" -v b="$(now_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }') ;;
+	*) die "unknown workload '$1' in BENCH_PREFETCH_WLS" ;;
+	esac
+	case "$SECS" in '' | *[!0-9.]*) cat /tmp/mc.out; die "no time from workload $1" ;; esac
+}
+
+run_one() { # wl policy round
+	opt="prefetch=$2"
+	[ "$2" = none ] || opt="prefetch=$2,$PF_OPTS"
+	dm_create pf "0 $((1024 * 2048)) nswap2l 4 $NETRAM flash=$FLASH $opt" || die "create with $opt"
+	mkswap $DEV >/dev/null || die "mkswap"
+	swapon $DEV || die "swapon"
+	echo reset >/sys/kernel/nswap2l/pf/profile || die "profile reset"
+	workload "$1"
+	cat /sys/kernel/nswap2l/pf/prefetch/stats >/tmp/pf.stats 2>/dev/null || : >/tmp/pf.stats
+	cat /sys/kernel/nswap2l/pf/profile >/tmp/pf.prof || die "read profile"
+	swapoff $DEV || die "swapoff"
+	echo "@@BENCH prefetch speed=$SPEED wl=$1 policy=$2 secs=$SECS prefetched=$(kv /tmp/pf.stats prefetched)" \
+		"reads_per_prefetch=$(kv /tmp/pf.stats reads_per_prefetch) read_par=$(kv /tmp/pf.prof read_parallelism)" \
+		"netram_read_us=$(kv /tmp/pf.prof netram_read_mean_us) flash_read_us=$(kv /tmp/pf.prof flash_read_mean_us)" \
+		"netram_reads=$(kv /tmp/pf.prof netram_reads) flash_reads=$(kv /tmp/pf.prof flash_reads)" \
+		"choice=$(kv /tmp/pf.stats choice) region_mb=$MB round=$3"
+	dm_remove pf || die "remove"
+	blkdiscard "$FLASH" 2>/dev/null || true
+}
+
+total=$(($(echo $WLS | wc -w) * NP * ${BENCH_ROUNDS:-1}))
+k=0
+round=1
+while [ $round -le "${BENCH_ROUNDS:-1}" ]; do
+	for wl in $WLS; do
+		# rotate the policy order by one per round
+		i=0
+		order=
+		for p in $POLICIES; do
+			[ $i -ge $(((round - 1) % NP)) ] && order="$order $p"
+			i=$((i + 1))
+		done
+		i=0
+		for p in $POLICIES; do
+			[ $i -lt $(((round - 1) % NP)) ] && order="$order $p"
+			i=$((i + 1))
+		done
+		for p in $order; do
+			k=$((k + 1))
+			echo "[bench] prefetch run $k of $total: flash $SPEED, $wl, policy $p, round $round"
+			run_one "$wl" "$p" "$round"
+		done
+	done
+	round=$((round + 1))
+done

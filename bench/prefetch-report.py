@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Table (Markdown, stdout) and plot (prefetch.png) of a bench/prefetch run.
+
+Reads DIR/speeds (calibration and throttle of each boot, written by
+bench/prefetch), DIR/calibrate.log and DIR/speed-<label>.log (guest consoles
+with "@@BENCH prefetch ..." lines).
+"""
+import argparse
+import datetime
+import os
+import re
+import statistics
+import sys
+
+POLICIES = ["none", "rr", "random", "lrs", "mrs", "auto"]
+FIXED = ["rr", "random", "lrs", "mrs"]
+WLS = ["wl1", "wl2", "par"]
+WL_NAMES = {"wl1": "WL1 sequential", "wl2": "WL2 random r/m/w", "par": "parallel (3 procs, read many)"}
+
+
+def kv(words):
+    d = {}
+    for w in words:
+        if "=" in w:
+            k, v = w.split("=", 1)
+            d[k] = v
+    return d
+
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def read_log(path):
+    if not os.path.exists(path):
+        return "", []
+    text = open(path, "rb").read().decode("utf-8", "replace").replace("\r", "")
+    runs = [kv(line.split()[2:]) for line in text.splitlines() if line.startswith("@@BENCH prefetch speed=")]
+    return text, runs
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, f="%.1f"):
+    return "–" if x is None else f % x
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--net-path", default="user")
+    a = ap.parse_args()
+
+    cal = {}
+    speeds = []
+    for line in open(os.path.join(a.dir, "speeds")):
+        w = line.split()
+        if not w:
+            continue
+        if w[0] == "calibrate":
+            cal = kv(w[1:])
+        elif w[0] == "speed":
+            speeds.append(kv(w[1:]))
+    netram_us = num(cal.get("netram_us"))
+    flash_us = num(cal.get("flash_us"))
+
+    kernel = "?"
+    data = {}  # label -> (wl, policy) -> list of run dicts
+    region = set()
+    rounds = 0
+    opts = "amount=written:10,interval=100"
+    for sp in speeds:
+        text, runs = read_log(os.path.join(a.dir, "speed-%s.log" % sp["label"]))
+        m = re.search(r"^init: running \S+ on ([^,]+),", text, re.M)
+        if m:
+            kernel = m.group(1)
+        m = re.search(r"prefetch=<policy>,(\S+)", text)
+        if m:
+            opts = m.group(1)
+        d = data.setdefault(sp["label"], {})
+        for r in runs:
+            d.setdefault((r.get("wl"), r.get("policy")), []).append(r)
+            region.add(r.get("region_mb"))
+            rounds = max(rounds, int(r.get("round", "1")))
+
+    def secs(label, wl, p):
+        return med([num(r.get("secs")) for r in data.get(label, {}).get((wl, p), [])])
+
+    def stat(label, wl, p, key):
+        return med([num(r.get(key)) for r in data.get(label, {}).get((wl, p), [])])
+
+    def ratio(label, wl, p):
+        s, c = secs(label, wl, p), secs(label, wl, "none")
+        return s / c if s is not None and c else None
+
+    out = []
+    pr = out.append
+    pr("# prefetch")
+    pr("")
+    pr("Prefetching from Network RAM to flash, reproducing Nswap2L's Tables IV, V, VI and VIII by")
+    pr("measurement: swap on nswap2l over one nswapd (Network RAM, over the guest network) plus a")
+    pr("flash disk (virtio, QEMU-throttled) whose 4 KiB QD1 read latency is set relative to the")
+    pr("measured Network RAM read latency: 1.2x (slower), 1.0x (equal), 0.9x (10% faster), 0.8x")
+    pr("(20% faster).  Per workload, Control (`prefetch=none`) and each policy with")
+    pr("`prefetch=<policy>,%s` (interval shorter than the default 500 ms so that a short" % opts)
+    pr("emulated run sees many wake-ups), each on a new device, interleaved in one boot per speed.")
+    pr("WL1: memcheck fill + one sequential verify pass (timed together); WL2: memcheck's random")
+    pr("read/modify/write pass (timed alone, after an untimed fill and sequential pass); parallel:")
+    pr("three memcheck processes at once, each page written once and read by three verify passes")
+    pr("(wall time).  Made by `bench/prefetch`.")
+    pr("")
+    pr("Run %s in QEMU TCG guests, kernel %s, host %d cores, network path %s, %d round(s) per speed"
+       " (policy order rotated per round; medians), workload region %s MiB."
+       % (datetime.datetime.utcnow().strftime("%Y-%m-%d"), kernel, os.cpu_count() or 0, a.net_path,
+          rounds, "/".join(sorted(x for x in region if x)) or "?"))
+    pr("Absolute numbers are emulation numbers; read the ratios to Control.")
+    pr("")
+    pr("Calibration (boot 1, 4 KiB psync QD1 random reads, 1e6/IOPS): Network RAM **%s µs**, unthrottled"
+       " flash disk **%s µs**." % (fmt(netram_us, "%.0f"), fmt(flash_us, "%.0f")))
+    pr("The flash disk of each speed boot is throttled to `throttling.iops-read = 1e6 / (f x netram_us)`.")
+    pr("QEMU's throttle is a rate limit: it puts a floor of 1/iops under a QD1 read and cannot make the")
+    pr("disk faster, so the effective latency is max(native, 1/iops); at higher queue depths the")
+    pr("limit is on throughput, so queued reads wait longer; and after a pause QEMU lets a burst of")
+    pr("iops/10 requests through unthrottled, so bursty reads can average less than 1/iops.  The last")
+    pr("column gives the flash read latency the module measured during the runs (profile")
+    pr("`flash_read_mean_us`, median over the policies that read from flash) next to Network RAM's")
+    pr("(`netram_read_mean_us`).")
+    pr("")
+    pr("| flash speed | target µs | iops-read | note | measured flash / Network RAM read µs during the runs |")
+    pr("|---|---:|---:|---|---|")
+    for sp in speeds:
+        t = num(sp.get("target_us"))
+        note = ""
+        if flash_us is not None and t is not None and flash_us >= t:
+            note = "native flash (%.0f µs) already slower than the target: the throttle has no effect" % flash_us
+        fr = med([stat(sp["label"], wl, p, "flash_read_us") for wl in WLS for p in POLICIES if p != "none"
+                  if (stat(sp["label"], wl, p, "flash_reads") or 0) > 0])
+        nr = med([stat(sp["label"], wl, p, "netram_read_us") for wl in WLS for p in POLICIES])
+        if not data.get(sp["label"]):
+            note = (note + "; " if note else "") + "boot produced no results"
+        pr("| %s | %s | %s | %s | %s / %s |" % (sp["label"], fmt(t, "%.0f"), sp.get("iops", "–"), note,
+                                                fmt(fr, "%.0f"), fmt(nr, "%.0f")))
+    pr("")
+
+    for sp in speeds:
+        label = sp["label"]
+        pr("## Flash at %s Network RAM's read latency" % label)
+        pr("")
+        pr("| policy | " + " | ".join("%s s | vs Control" % WL_NAMES[w] for w in WLS) +
+           " | flash reads per prefetch (WL1 / WL2 / par) | read parallelism (WL1 / WL2 / par) | pages prefetched (WL1 / WL2 / par) |")
+        pr("|---|" + "---:|---:|" * len(WLS) + "---:|---:|---:|")
+        for p in POLICIES:
+            cells = []
+            for w in WLS:
+                r = ratio(label, w, p)
+                cells += [fmt(secs(label, w, p)), fmt(r, "%.3f")]
+            rpp = " / ".join(fmt(stat(label, w, p, "reads_per_prefetch"), "%.2f") for w in WLS)
+            par = " / ".join(fmt(stat(label, w, p, "read_par"), "%.2f") for w in WLS)
+            pf = " / ".join(fmt(stat(label, w, p, "prefetched"), "%.0f") for w in WLS)
+            name = "none (Control)" if p == "none" else p
+            pr("| %s | %s | %s | %s | %s |" % (name, " | ".join(cells), rpp if p != "none" else "–", par,
+                                              pf if p != "none" else "–"))
+        pr("")
+
+    # ---- goals ----
+    pr("## Goals")
+    pr("")
+    g1_bad, g1_n = [], 0
+    for sp in speeds:
+        for w in WLS:
+            for p in POLICIES[1:]:
+                r = ratio(sp["label"], w, p)
+                if r is None:
+                    continue
+                g1_n += 1
+                if r > 1.02:
+                    g1_bad.append("%s %s %s %.3f" % (sp["label"], w, p, r))
+    verdict = "n/a (nothing measured)" if not g1_n else ("PASS" if not g1_bad else "MISS")
+    pr("- No policy slower than Control by more than 2%% (%d comparisons): **%s**%s"
+       % (g1_n, verdict, (": " + "; ".join(g1_bad)) if g1_bad else ""))
+
+    g2 = [sp for sp in speeds if abs(float(sp["factor"]) - 0.9) < 1e-9]
+    if not g2:
+        pr("- Flash 10% faster than Network RAM: best fixed policy and auto faster than Control on every"
+           " workload: **n/a** (speed 0.9 not run)")
+    else:
+        label = g2[0]["label"]
+        bad, det = [], []
+        for w in WLS:
+            c = secs(label, w, "none")
+            fx = [(secs(label, w, p), p) for p in FIXED if secs(label, w, p) is not None]
+            au = secs(label, w, "auto")
+            if c is None or not fx or au is None:
+                bad.append("%s not measured" % w)
+                continue
+            bs, bp = min(fx)
+            det.append("%s: best fixed %s %.3f, auto %.3f" % (w, bp, bs / c, au / c))
+            if not (bs < c and au < c):
+                bad.append(w)
+        pr("- Flash 10%% faster than Network RAM: best fixed policy and auto faster than Control on every"
+           " workload: **%s** (%s)%s" % ("PASS" if not bad else "MISS", "; ".join(det),
+                                          ("; missed: " + ", ".join(bad)) if bad else ""))
+
+    g3_bad, g3_n, g3_det = [], 0, []
+    for sp in speeds:
+        for w in WLS:
+            fx = [(secs(sp["label"], w, p), p) for p in FIXED if secs(sp["label"], w, p) is not None]
+            au = secs(sp["label"], w, "auto")
+            if not fx or au is None:
+                continue
+            bs, bp = min(fx)
+            g3_n += 1
+            if au > 1.05 * bs:
+                g3_bad.append("%s %s auto %.3f of best (%s)" % (sp["label"], w, au / bs, bp))
+    verdict = "n/a (nothing measured)" if not g3_n else ("PASS" if not g3_bad else "MISS")
+    pr("- auto within 5%% of the best fixed policy (%d comparisons): **%s**%s"
+       % (g3_n, verdict, (": " + "; ".join(g3_bad)) if g3_bad else ""))
+    pr("")
+    pr("![runtime relative to Control](prefetch.png)")
+    print("\n".join(out))
+
+    # ---- plot ----
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("prefetch-report: no matplotlib (apt-get install python3-matplotlib): no plot", file=sys.stderr)
+        return
+    xs = sorted(speeds, key=lambda s: float(s["factor"]))
+    fig, axes = plt.subplots(1, len(WLS), figsize=(5 * len(WLS), 4), sharey=True)
+    for ax, w in zip(axes, WLS):
+        for p in POLICIES:
+            pts = [(float(s["factor"]), ratio(s["label"], w, p)) for s in xs]
+            pts = [(x, y) for x, y in pts if y is not None]
+            if not pts:
+                continue
+            style = dict(linestyle="--", color="black", marker="") if p == "none" else dict(marker="o")
+            if p == "none":
+                ax.axhline(1.0, **style, label="none (Control)")
+            else:
+                ax.plot([x for x, _ in pts], [y for _, y in pts], label=p, **style)
+        ax.axhline(1.02, color="grey", linestyle=":", linewidth=1)
+        ax.set_title(WL_NAMES[w])
+        ax.set_xlabel("flash read latency / Network RAM read latency")
+        ax.set_xticks([float(s["factor"]) for s in xs])
+        if xs:
+            ax.set_xlim(min(float(s["factor"]) for s in xs) - 0.1, max(float(s["factor"]) for s in xs) + 0.1)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("runtime / Control (lower is better)")
+    for ax in reversed(axes):
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+            break
+    fig.suptitle("nswap2l prefetching: runtime relative to Control (dotted: +2%)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(a.dir, "prefetch.png"), dpi=100)
+
+
+if __name__ == "__main__":
+    main()
