@@ -811,6 +811,26 @@ static inline void nswap2l_hand_begin(struct nswap2l_hand *hand, struct nswap2l_
 	hand->left = min_t(u64, READ_ONCE(map->nr_pages), NSWAP2L_PREFETCH_SCAN_PAGES);
 }
 
+/*
+ * A picker that is a hand and a pick function (rr, random, lrs, mrs):
+ * begin() and destroy() are common; @arg is the policy's own.
+ */
+struct nswap2l_hand_picker {
+	struct nswap2l_picker picker;
+	struct nswap2l_hand hand;
+	unsigned long arg;
+};
+
+static inline struct nswap2l_hand_picker *nswap2l_hand_picker(struct nswap2l_picker *p)
+{
+	return container_of(p, struct nswap2l_hand_picker, picker);
+}
+
+struct nswap2l_picker *nswap2l_hand_picker_create(
+	unsigned int (*pick)(struct nswap2l_picker *p, struct nswap2l_map *map, u64 *pages,
+			     unsigned int nr, unsigned int *arm),
+	unsigned long arg);
+
 /* The next page under the hand, false when this wake-up's scan is over. */
 static inline bool nswap2l_hand_next(struct nswap2l_hand *hand, struct nswap2l_map *map,
 				     u64 *page)

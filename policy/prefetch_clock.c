@@ -7,68 +7,39 @@
  * the hand last passed), "mrs" those whose bit was set.  With no page to
  * take, the hand still sweeps its lap, so that the bits age.
  */
-#include <linux/slab.h>
-
 #include "../nswap2l.h"
 
-struct clock_picker {
-	struct nswap2l_picker picker;
-	struct nswap2l_hand hand;
-	bool take_referenced;
-};
-
-static u64 clock_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_view *view,
-		       struct nswap2l_map *map, u64 quota)
-{
-	nswap2l_hand_begin(&container_of(p, struct clock_picker, picker)->hand, map);
-	return quota;
-}
+/* The hand picker's arg: take the pages whose bit was set. */
+#define TAKE_REFERENCED	1
 
 static unsigned int clock_pick(struct nswap2l_picker *p, struct nswap2l_map *map, u64 *pages,
 			       unsigned int nr, unsigned int *arm)
 {
-	struct clock_picker *clock = container_of(p, struct clock_picker, picker);
+	struct nswap2l_hand_picker *hp = nswap2l_hand_picker(p);
+	bool take_referenced = hp->arg == TAKE_REFERENCED;
 	unsigned int n = 0;
 	u64 page;
 
 	*arm = p->type->arm;
-	while ((!nr || n < nr) && nswap2l_hand_next(&clock->hand, map, &page)) {
+	while ((!nr || n < nr) && nswap2l_hand_next(&hp->hand, map, &page)) {
 		if (!nswap2l_entry_prefetchable(nswap2l_map_lookup(map, page)))
 			continue;
-		if (nswap2l_map_test_and_age(map, page) == clock->take_referenced && nr)
+		if (nswap2l_map_test_and_age(map, page) == take_referenced && nr)
 			pages[n++] = page;
-		if (!(clock->hand.left % 4096))
+		if (!(hp->hand.left % 4096))
 			cond_resched();
 	}
 	return n;
 }
 
-static void clock_destroy(struct nswap2l_picker *p)
-{
-	kfree(container_of(p, struct clock_picker, picker));
-}
-
-static struct nswap2l_picker *clock_create(bool take_referenced)
-{
-	struct clock_picker *clock = kzalloc(sizeof(*clock), GFP_KERNEL);
-
-	if (!clock)
-		return ERR_PTR(-ENOMEM);
-	clock->take_referenced = take_referenced;
-	clock->picker.begin = clock_begin;
-	clock->picker.pick = clock_pick;
-	clock->picker.destroy = clock_destroy;
-	return &clock->picker;
-}
-
 static struct nswap2l_picker *lrs_create(void)
 {
-	return clock_create(false);
+	return nswap2l_hand_picker_create(clock_pick, 0);
 }
 
 static struct nswap2l_picker *mrs_create(void)
 {
-	return clock_create(true);
+	return nswap2l_hand_picker_create(clock_pick, TAKE_REFERENCED);
 }
 
 static struct nswap2l_prefetch_which lrs_policy = {

@@ -4,6 +4,7 @@
  * table is loaded or when a message or sysfs switches policy.
  */
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "../nswap2l.h"
@@ -168,6 +169,34 @@ struct nswap2l_picker *nswap2l_picker_create(const char *name)
 	if (!IS_ERR(p))
 		p->type = which;
 	return p;
+}
+
+static u64 hand_picker_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_view *view,
+			     struct nswap2l_map *map, u64 quota)
+{
+	nswap2l_hand_begin(&nswap2l_hand_picker(p)->hand, map);
+	return quota;
+}
+
+static void hand_picker_destroy(struct nswap2l_picker *p)
+{
+	kfree(nswap2l_hand_picker(p));
+}
+
+struct nswap2l_picker *nswap2l_hand_picker_create(
+	unsigned int (*pick)(struct nswap2l_picker *p, struct nswap2l_map *map, u64 *pages,
+			     unsigned int nr, unsigned int *arm),
+	unsigned long arg)
+{
+	struct nswap2l_hand_picker *hp = kzalloc(sizeof(*hp), GFP_KERNEL);
+
+	if (!hp)
+		return ERR_PTR(-ENOMEM);
+	hp->arg = arg;
+	hp->picker.begin = hand_picker_begin;
+	hp->picker.pick = pick;
+	hp->picker.destroy = hand_picker_destroy;
+	return &hp->picker;
 }
 
 const struct nswap2l_prefetch_which *nswap2l_prefetch_arm(unsigned int arm)
