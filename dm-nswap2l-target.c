@@ -120,10 +120,11 @@ static void defer_discard(struct nswap2l *nc, struct bio *bio)
 }
 
 /*
- * Slots of prefetched pages that writes placed again; reserved before the
- * write replaces the entry, so that queueing them cannot fail.
+ * A place on the release queue, taken before a write replaces the entry so
+ * that queueing the old home cannot fail.  When the queue is full, false;
+ * a @waiter bio is then parked until the discard worker makes room.
  */
-static bool reserve_release(struct nswap2l *nc)
+static bool reserve_release(struct nswap2l *nc, struct bio *waiter)
 {
 	unsigned long flags;
 	bool ok;
@@ -132,6 +133,8 @@ static bool reserve_release(struct nswap2l *nc)
 	ok = nc->nr_releases < NSWAP2L_RELEASE_RUNS;
 	if (ok)
 		nc->releases[nc->nr_releases++].nr = 0;
+	else if (waiter)
+		bio_list_add(&nc->release_waiters, waiter);
 	spin_unlock_irqrestore(&nc->discard_lock, flags);
 	return ok;
 }
@@ -156,11 +159,17 @@ static void queue_release(struct nswap2l *nc, u64 home, unsigned int nr)
 		queue_work(nc->discard_wq, &nc->discard_work);
 }
 
-/* Free the queued slots once the bios that may still read them are done. */
+/*
+ * Free the queued slots once the bios that may still read them are done.
+ * Taking them makes room at once: writes waiting for it go on before the
+ * wait, which may be waiting for them.
+ */
 static void release_slots(struct nswap2l *nc)
 {
 	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
 	unsigned int i, n = 0, page;
+	struct bio_list waiters;
+	struct bio *bio;
 
 	spin_lock_irq(&nc->discard_lock);
 	for (i = 0; i < nc->nr_releases; ) {
@@ -171,7 +180,11 @@ static void release_slots(struct nswap2l *nc)
 			i++;	/* reserved, not filled yet */
 		}
 	}
+	waiters = nc->release_waiters;
+	bio_list_init(&nc->release_waiters);
 	spin_unlock_irq(&nc->discard_lock);
+	while ((bio = bio_list_pop(&waiters)))
+		defer_bio(nc, bio);
 	if (!n)
 		return;
 	nswap2l_inflight_wait(&nc->map.inflight);
@@ -228,7 +241,7 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 	u64 home = nswap2l_entry_home(*entry);
 	int r;
 
-	if (!reserve_release(nc))
+	if (!reserve_release(nc, NULL))
 		return nr;
 	r = nswap2l_map_place(nc, page, nr, home, entry);
 	if (r > 0) {
@@ -339,7 +352,10 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 /*
  * A write its tier could not store (a full or failed server): give its pages
  * new homes and send it there, in one piece if one run takes every page.
- * Returns false to complete the bio with bio->bi_status.
+ * The old homes are freed after the bios that may still read them (a move
+ * copying the page, a read racing the write).  Returns false to complete
+ * the bio with bio->bi_status; true if sent, or parked until the release
+ * queue has room.
  */
 static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 {
@@ -348,20 +364,21 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 	u64 entry;
 	int r;
 
-	atomic64_inc(&nc->rerouted_writes);
 	for (;;) {
 		u64 home = nswap2l_entry(nb->tier, nb->slot);
 
+		if (!reserve_release(nc, bio))
+			return true;
 		r = nswap2l_map_place(nc, nb->page, nr, home, &entry);
+		/* Part of the pages may have reached the old homes. */
+		queue_release(nc, home, max(r, 0));
 		if (r == -ENOSPC) {
 			atomic64_inc(&nc->nospace_errors);
 			bio->bi_status = BLK_STS_NOSPC;
 			return false;
 		}
 		if (r > 0) {
-			/* Part of the pages may have reached the old homes. */
-			for (done = 0; done < r; done++)
-				nswap2l_free_home(nc, nswap2l_run_home(nc, home, done), true);
+			done = r;
 		} else {
 			/*
 			 * The first page was discarded meanwhile (the write lost
@@ -530,6 +547,8 @@ static int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *e
 	if (nb->epoch == NSWAP2L_NO_EPOCH)
 		return DM_ENDIO_DONE;
 	if (*error && !nb->give_up && nc->tiers[nb->tier]->type->retry_failed_bios) {
+		if (bio_data_dir(bio) == WRITE)
+			atomic64_inc(&nc->rerouted_writes);
 		bio->bi_status = *error;
 		defer_bio(nc, bio);
 		return DM_ENDIO_INCOMPLETE;
@@ -863,6 +882,7 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	INIT_DELAYED_WORK(&nc->held_work, held_work);
 	spin_lock_init(&nc->discard_lock);
 	bio_list_init(&nc->discard_bios);
+	bio_list_init(&nc->release_waiters);
 	INIT_WORK(&nc->discard_work, discard_work);
 
 	if (args->key_spec) {

@@ -389,9 +389,10 @@ struct nswap2l_io_stats {
 };
 
 /*
- * Slots of prefetched pages that a write placed again: freed by the discard
- * worker once bios that may still read them have completed.  Preallocated:
- * when it is full, a write updates the prefetched page where it is.
+ * Old homes of pages that a write placed again (a prefetched page rewritten,
+ * a write its tier refused): freed by the discard worker once bios that may
+ * still read them have completed.  Preallocated: when it is full, a write to
+ * a prefetched page updates it where it is, and a refused write waits.
  */
 #define NSWAP2L_RELEASE_RUNS	64
 
@@ -429,12 +430,13 @@ struct nswap2l {
 	/* Discards wait for in-flight I/O: on their own queue. */
 	struct workqueue_struct *discard_wq;
 	struct work_struct discard_work;
-	spinlock_t discard_lock;		/* protects discard_bios */
+	spinlock_t discard_lock;		/* protects discard_bios, releases */
 	struct bio_list discard_bios;
 
 	/* Slots to free after in-flight I/O, from the bio path; discard worker. */
 	struct nswap2l_release releases[NSWAP2L_RELEASE_RUNS];
 	unsigned int nr_releases;		/* under discard_lock */
+	struct bio_list release_waiters;	/* refused writes; under discard_lock */
 
 	struct nswap2l_mover *mover;
 	struct nswap2l_prefetch *prefetch;
