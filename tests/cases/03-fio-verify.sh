@@ -1,7 +1,7 @@
 # fio randwrite with crc32c verify over a device spanning flash and disk,
 # a separate verify-only pass, and a mixed 4k-64k job.
 # mem: 256M
-# disks: flash=32M disk=128M
+# disks: flash=16M disk=64M
 # timeout: 600
 
 load_nswap2l

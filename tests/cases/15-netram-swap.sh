@@ -1,7 +1,7 @@
 # Swap over two nswapd servers plus flash and disk: two memcheck processes
-# at once, together twice the guest's RAM in checksummed memory, must
+# at once, together 1.5x the guest's RAM in checksummed memory, must
 # verify; both servers must take pages and give them back.  Then
-# stress-ng --vm workers, twice the RAM again, verify what they wrote.
+# stress-ng --vm workers, twice the RAM, verify what they wrote.
 # mem: 160M
 # servers: 2
 # disks: flash=64M disk=384M
@@ -14,7 +14,7 @@ dm_create nsw "0 $((PAGES * 8)) nswap2l 4 $(netram_table_arg) flash=$FLASH disk=
 	die "create failed"
 DEV=/dev/mapper/nsw
 total_mb=$(($(meminfo_kb MemTotal) / 1024))
-MB=$((total_mb * 2))
+MB=$((total_mb * 3 / 2))
 log "guest RAM ${total_mb} MiB, memcheck ${MB} MiB in two processes"
 
 mkswap $DEV >/dev/null || die "mkswap"
@@ -25,7 +25,7 @@ memcheck -m $((MB / 2)) -p 1 -s 4 || die "memcheck (2nd process) failed with swa
 wait $p1 || die "memcheck (1st process) failed with swap on nswap2l"
 show_status nsw
 writes=$(tier_stat nsw netram writes)
-stress-ng --vm 2 --vm-bytes "${total_mb}M" --vm-keep --verify --timeout 40s \
+stress-ng --vm 2 --vm-bytes "${total_mb}M" --vm-keep --verify --timeout 20s \
 	--metrics-brief >/tmp/stress.out 2>&1 || { cat /tmp/stress.out; die "stress-ng --vm --verify failed"; }
 grep -E ' vm |run completed' /tmp/stress.out
 ! grep -q ' fail: ' /tmp/stress.out && grep -q '] successful run completed' /tmp/stress.out ||

@@ -1,13 +1,13 @@
 #!/bin/bash
 # libFuzzer on the parser and the connection state machine, for
-# NST_FUZZ_SECONDS (default 60), from the generated seed corpus.  Any crash,
+# NST_FUZZ_SECONDS (default 30), from the generated seed corpus.  Any crash,
 # sanitizer report or failed invariant fails the test.
 source "$(dirname "$0")/lib.sh"
 
 FUZZER=$REPO_DIR/tools/nswapd/fuzz_parser
 SEEDS=$REPO_DIR/tools/nswapd/fuzz-corpus
 [[ -x $FUZZER && -d $SEEDS ]] || fail "fuzz_parser or its corpus missing: run make -C tools fuzz"
-seconds=${NST_FUZZ_SECONDS:-60}
+seconds=${NST_FUZZ_SECONDS:-30}
 mkdir "$WORK/corpus"
 # new inputs go to the work corpus; the generated seeds stay as they are
 status=0
