@@ -787,7 +787,7 @@ static void destroy_device(struct nswap2l *nc)
 
 	nswap2l_sysfs_remove(nc);
 	/* Every thread that could touch the device stops before anything goes. */
-	nswap2l_prefetch_stop(nc);
+	nswap2l_prefetch_pause(nc);
 	nswap2l_profiler_destroy(nc);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		if (nc->tiers[id] && nc->tiers[id]->type->ops->stop)

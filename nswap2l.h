@@ -14,6 +14,7 @@
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/list.h>
+#include <linux/math64.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/timekeeping.h>
@@ -124,6 +125,14 @@ static inline struct bio_list nswap2l_take_bios(spinlock_t *lock, struct bio_lis
 	bio_list_init(list);
 	spin_unlock_irq(lock);
 	return bios;
+}
+
+/* @x / @y with two decimals ("0.00" when @y is 0), as status and sysfs print ratios. */
+static inline int nswap2l_emit_ratio(char *buf, size_t size, u64 x, u64 y)
+{
+	u64 x100 = y ? div64_u64(x * 100, y) : 0;
+
+	return scnprintf(buf, size, "%llu.%02llu", div_u64(x100, 100), x100 % 100);
 }
 
 /* Table options a tier may need when it is created or reloaded. */
@@ -559,7 +568,6 @@ int nswap2l_prefetch_check_tiers(const struct nswap2l_prefetch_config *cfg, cons
 
 int nswap2l_prefetch_create(struct nswap2l *nc, const struct nswap2l_prefetch_config *cfg);
 /* Stop for good (removal): returns when no batch runs. */
-void nswap2l_prefetch_stop(struct nswap2l *nc);
 void nswap2l_prefetch_destroy(struct nswap2l *nc);
 /* Suspend: returns once no batch runs; resume starts the worker again. */
 void nswap2l_prefetch_pause(struct nswap2l *nc);

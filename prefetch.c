@@ -136,21 +136,13 @@ static int bad_name(const char *dev, enum nswap2l_prefetch_question q, const cha
 static int split_numbers(const char *value, char *name, size_t size, unsigned int *nums,
 			 unsigned int max_nums)
 {
-	const char *colon = strchr(value, ':');
+	char copy[32], *rest = copy, *word;
 	unsigned int n = 0;
-	char copy[32];
-	char *rest, *word;
 
-	if (strscpy(copy, value, sizeof(copy)) < 0)
+	if (strscpy(copy, value, sizeof(copy)) < 0 ||
+	    strscpy(name, strsep(&rest, ":"), size) < 0)
 		return -EINVAL;
-	rest = copy + (colon ? colon - value : strlen(copy));
-	if (*rest)
-		*rest++ = '\0';
-	else
-		rest = NULL;
-	if (strscpy(name, copy, size) < 0)
-		return -EINVAL;
-	while (rest && (word = strsep(&rest, ":"))) {
+	while ((word = strsep(&rest, ":"))) {
 		if (n == max_nums || kstrtouint(word, 10, &nums[n]))
 			return -EINVAL;
 		n++;
@@ -428,11 +420,6 @@ void nswap2l_prefetch_resume(struct nswap2l *nc)
 	mutex_unlock(&pf->lock);
 }
 
-void nswap2l_prefetch_stop(struct nswap2l *nc)
-{
-	nswap2l_prefetch_pause(nc);
-}
-
 void nswap2l_prefetch_destroy(struct nswap2l *nc)
 {
 	struct nswap2l_prefetch *pf = nc->prefetch;
@@ -540,13 +527,6 @@ ssize_t nswap2l_prefetch_show(struct nswap2l *nc, const char *key, char *buf)
 }
 
 /* @x / @y with two decimals. */
-static int emit_ratio(char *buf, size_t size, u64 x, u64 y)
-{
-	u64 x100 = y ? div64_u64(x * 100, y) : 0;
-
-	return scnprintf(buf, size, "%llu.%02llu", div_u64(x100, 100), x100 % 100);
-}
-
 static u64 prefetched_reads(struct nswap2l *nc)
 {
 	struct nswap2l_io_stats io;
@@ -571,7 +551,7 @@ int nswap2l_prefetch_emit_counters(struct nswap2l *nc, char *buf, int len)
 	mutex_unlock(&pf->lock);
 	len += sysfs_emit_at(buf, len, "choice %s\nprefetched %llu\nprefetched_reads %llu\nreads_per_prefetch ",
 			     choice, prefetched, reads);
-	len += emit_ratio(buf + len, PAGE_SIZE - len, reads, prefetched);
+	len += nswap2l_emit_ratio(buf + len, PAGE_SIZE - len, reads, prefetched);
 	return len + sysfs_emit_at(buf, len, "\ncancelled %lld\n", atomic64_read(&pf->cancelled));
 }
 

@@ -149,8 +149,8 @@ u64 nswap2l_profiler_busy(struct nswap2l *nc, u64 *samples)
 	return busy;
 }
 
-/* Mean of a histogram over its non-zero buckets, x100. */
-static u64 parallelism_x100(const u32 *hist)
+/* The mean of a histogram over its non-zero buckets. */
+static int emit_parallelism(char *buf, size_t size, const u32 *hist)
 {
 	u64 sum = 0, samples = 0;
 	int k;
@@ -159,14 +159,7 @@ static u64 parallelism_x100(const u32 *hist)
 		sum += (u64)k * hist[k];
 		samples += hist[k];
 	}
-	return samples ? div64_u64(sum * 100, samples) : 0;
-}
-
-static int emit_parallelism(char *buf, size_t size, const u32 *hist)
-{
-	u64 x100 = parallelism_x100(hist);
-
-	return scnprintf(buf, size, "%llu.%02llu", div_u64(x100, 100), x100 % 100);
+	return nswap2l_emit_ratio(buf, size, sum, samples);
 }
 
 /* "<prefix>read_parallelism ..." and the histogram lines of one tier or the device. */
