@@ -121,10 +121,9 @@ static void defer_discard(struct nswap2l *nc, struct bio *bio)
 
 /*
  * A place on the release queue, taken before a write replaces the entry so
- * that queueing the old home cannot fail.  When the queue is full, false;
- * a @waiter bio is then parked until the discard worker makes room.
+ * that queueing the old home cannot fail; false when the queue is full.
  */
-static bool reserve_release(struct nswap2l *nc, struct bio *waiter)
+static bool reserve_release(struct nswap2l *nc)
 {
 	unsigned long flags;
 	bool ok;
@@ -133,14 +132,36 @@ static bool reserve_release(struct nswap2l *nc, struct bio *waiter)
 	ok = nc->nr_releases < NSWAP2L_RELEASE_RUNS;
 	if (ok)
 		nc->releases[nc->nr_releases++].nr = 0;
-	else if (waiter)
-		bio_list_add(&nc->release_waiters, waiter);
 	spin_unlock_irqrestore(&nc->discard_lock, flags);
 	return ok;
 }
 
+/*
+ * A refused write that found the release queue full waits until the
+ * discard worker takes the queued runs.  That worker then waits for
+ * in-flight bios, so the write leaves its epoch meanwhile (it sends
+ * nothing while it waits, and no piece of it is in flight: it waits before
+ * it splits) and enters a new one when it goes on.
+ */
+static void wait_for_release(struct nswap2l *nc, struct bio *bio)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	unsigned long flags;
+	bool room;
+
+	nswap2l_inflight_exit(&nc->map.inflight, nb->epoch);
+	nb->epoch = NSWAP2L_NO_EPOCH;
+	spin_lock_irqsave(&nc->discard_lock, flags);
+	room = nc->nr_releases < NSWAP2L_RELEASE_RUNS;
+	if (!room)
+		bio_list_add(&nc->release_waiters, bio);
+	spin_unlock_irqrestore(&nc->discard_lock, flags);
+	if (room)
+		defer_bio(nc, bio);
+}
+
 /* Fill the reservation (@nr == 0: give it back). */
-static void queue_release(struct nswap2l *nc, u64 home, unsigned int nr)
+static void queue_release(struct nswap2l *nc, u64 home, unsigned int nr, u64 keep)
 {
 	unsigned long flags;
 	unsigned int i;
@@ -151,6 +172,7 @@ static void queue_release(struct nswap2l *nc, u64 home, unsigned int nr)
 	if (nr) {
 		nc->releases[i].home = home;
 		nc->releases[i].nr = nr;
+		nc->releases[i].keep = keep;
 	} else {
 		nc->releases[i] = nc->releases[--nc->nr_releases];
 	}
@@ -161,8 +183,7 @@ static void queue_release(struct nswap2l *nc, u64 home, unsigned int nr)
 
 /*
  * Free the queued slots once the bios that may still read them are done.
- * Taking them makes room at once: writes waiting for it go on before the
- * wait, which may be waiting for them.
+ * Taking them makes room at once: writes waiting for room go on.
  */
 static void release_slots(struct nswap2l *nc)
 {
@@ -190,7 +211,8 @@ static void release_slots(struct nswap2l *nc)
 	nswap2l_inflight_wait(&nc->map.inflight);
 	for (i = 0; i < n; i++)
 		for (page = 0; page < runs[i].nr; page++)
-			nswap2l_free_home(nc, nswap2l_run_home(nc, runs[i].home, page), true);
+			if (page >= 64 || !(runs[i].keep & BIT_ULL(page)))
+				nswap2l_free_home(nc, nswap2l_run_home(nc, runs[i].home, page), true);
 }
 
 static void discard_work(struct work_struct *work)
@@ -241,15 +263,15 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 	u64 home = nswap2l_entry_home(*entry);
 	int r;
 
-	if (!reserve_release(nc, NULL))
+	if (!reserve_release(nc))
 		return nr;
 	r = nswap2l_map_place(nc, page, nr, home, entry);
 	if (r > 0) {
-		queue_release(nc, home, r);
+		queue_release(nc, home, r, 0);
 		nswap2l_prefetch_note_rewritten(nc, r);
 		return r;
 	}
-	queue_release(nc, 0, 0);
+	queue_release(nc, 0, 0, 0);
 	return r == -EAGAIN ? r : nr;
 }
 
@@ -352,30 +374,31 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 /*
  * A write its tier could not store (a full or failed server): give its pages
  * new homes and send it there, in one piece if one run takes every page.
- * The old homes are freed after the bios that may still read them (a move
- * copying the page, a read racing the write).  Returns false to complete
- * the bio with bio->bi_status; true if sent, or parked until the release
- * queue has room.
+ * The old homes, one run (a Network RAM bio has at most 64 pages), are
+ * freed after the bios that may still read them (a move copying a page, a
+ * read racing the write).  Returns false to complete the bio with
+ * bio->bi_status; true if sent, or waiting for room to queue the old homes.
  */
 static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-	unsigned int done, nr = bio_pages(bio);
-	u64 entry;
+	u64 old_home = nswap2l_entry(nb->tier, nb->slot), keep = 0, entry;
+	unsigned int done, handled = 0, nr = bio_pages(bio);
 	int r;
 
+	if (nb->epoch == NSWAP2L_NO_EPOCH)	/* back from wait_for_release() */
+		nb->epoch = nswap2l_inflight_enter(&nc->map.inflight);
+	if (!reserve_release(nc)) {
+		wait_for_release(nc, bio);
+		return true;
+	}
 	for (;;) {
-		u64 home = nswap2l_entry(nb->tier, nb->slot);
-
-		if (!reserve_release(nc, bio))
-			return true;
-		r = nswap2l_map_place(nc, nb->page, nr, home, &entry);
-		/* Part of the pages may have reached the old homes. */
-		queue_release(nc, home, max(r, 0));
+		r = nswap2l_map_place(nc, nb->page, nr, nswap2l_run_home(nc, old_home, handled),
+				      &entry);
 		if (r == -ENOSPC) {
 			atomic64_inc(&nc->nospace_errors);
 			bio->bi_status = BLK_STS_NOSPC;
-			return false;
+			break;
 		}
 		if (r > 0) {
 			done = r;
@@ -383,21 +406,27 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 			/*
 			 * The first page was discarded meanwhile (the write lost
 			 * the race, nothing to keep) or another write gave it a
-			 * new home: follow that one.
+			 * new home: follow that one.  Either freed the old home.
 			 */
 			done = 1;
+			if (handled < 64)
+				keep |= BIT_ULL(handled);
 			if (entry)
 				entry = nswap2l_map_note_access(&nc->map, nb->page, entry, true);
 		}
-		if (done == nr)
+		handled += done;
+		if (done == nr) {
+			bio->bi_status = BLK_STS_OK;
 			break;
+		}
 		if (entry)
 			count_bio(nc, bio, nswap2l_entry_tier(entry), done);
 		split_front(nc, bio, done, entry);
 		nr -= done;
 	}
-	bio->bi_status = BLK_STS_OK;
-	if (!entry)
+	/* Part of the pages may have reached the old homes. */
+	queue_release(nc, old_home, handled, keep);
+	if (bio->bi_status || !entry)
 		return false;
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);

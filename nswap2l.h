@@ -408,6 +408,7 @@ struct nswap2l_io_stats {
 struct nswap2l_release {
 	u64 home;
 	unsigned int nr;
+	u64 keep;	/* pages of the first 64 that others took meanwhile: not freed */
 };
 
 struct nswap2l {
