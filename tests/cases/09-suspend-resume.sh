@@ -11,7 +11,7 @@ dm_create nsw "$TABLE" || die "create failed"
 DEV=/dev/mapper/nsw
 
 fio --eta=never --name=sr --filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --size=100% --rw=randwrite \
-	--bs=4k --verify=crc32c --do_verify=1 --verify_fatal=1 --loops=2 --output=/tmp/fio-sr.log &
+	--bs=4k --verify=crc32c --do_verify=1 --verify_fatal=1 --output=/tmp/fio-sr.log &
 FIO=$!
 cycles=0
 sleep 2

@@ -4,7 +4,7 @@
 # accounting must add up and every server must take pages.
 # mem: 256M
 # servers: 3 max=32M
-# disks: flash=16M disk=64M
+# disks: flash=16M disk=32M
 # timeout: 1200
 
 load_nswap2l
@@ -12,7 +12,7 @@ netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2)
 DEV=/dev/mapper/nsw
-PAGES=6144                      # 24 MiB: fits one server (--max 32M)
+PAGES=4096                      # 16 MiB: fits one server (--max 32M)
 
 COMMON="--filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --size=100% --verify=crc32c --verify_fatal=1"
 
