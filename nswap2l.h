@@ -568,9 +568,11 @@ int nswap2l_prefetch_check_tiers(const struct nswap2l_prefetch_config *cfg, cons
 				 bool has_netram, bool has_flash);
 
 int nswap2l_prefetch_create(struct nswap2l *nc, const struct nswap2l_prefetch_config *cfg);
-/* Stop for good (removal): returns when no batch runs. */
 void nswap2l_prefetch_destroy(struct nswap2l *nc);
-/* Suspend: returns once no batch runs; resume starts the worker again. */
+/*
+ * Suspend, and removal before destroy: returns once no batch runs; resume
+ * starts the worker again.
+ */
 void nswap2l_prefetch_pause(struct nswap2l *nc);
 void nswap2l_prefetch_resume(struct nswap2l *nc);
 /*

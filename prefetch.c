@@ -526,7 +526,6 @@ ssize_t nswap2l_prefetch_show(struct nswap2l *nc, const char *key, char *buf)
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 
-/* @x / @y with two decimals. */
 static u64 prefetched_reads(struct nswap2l *nc)
 {
 	struct nswap2l_io_stats io;
