@@ -16,7 +16,7 @@ dm_create nsw "0 $((PAGES * 8)) nswap2l 1 flash=$FLASH" || die "create failed"
 DEV=/dev/mapper/nsw
 
 fio --eta=never --name=b --filename=$DEV --offset=0 --size=$((HALF * 4096)) --rw=randrw --bs=4k \
-	--ioengine=libaio --iodepth=16 --direct=1 --time_based --runtime=25 --output=/tmp/fio-b.log &
+	--ioengine=libaio --iodepth=16 --direct=1 --time_based --runtime=20 --output=/tmp/fio-b.log &
 FIO=$!
 (
 	while kill -0 $FIO 2>/dev/null; do

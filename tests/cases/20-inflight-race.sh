@@ -31,7 +31,7 @@ blkpat write $DEV $A $A_PAGES 1000 >/dev/null || die "fill region A"
 echo 200 >$HOLD
 
 fio --eta=never --name=b --filename=$DEV --offset=$((B * 4096)) --size=$((B_PAGES * 4096)) --rw=randrw \
-	--bs=4k --ioengine=libaio --iodepth=16 --direct=1 --time_based --runtime=40 --output=/tmp/fio-b.log &
+	--bs=4k --ioengine=libaio --iodepth=16 --direct=1 --time_based --runtime=30 --output=/tmp/fio-b.log &
 FIO_B=$!
 (
 	while kill -0 $FIO_B 2>/dev/null; do

@@ -82,11 +82,11 @@ PAGES=$(dev_pages "$DISK")
 dm_create nsw "0 $((PAGES * 8)) nswap2l 5 $NETRAM flash=$FLASH disk=$DISK prefetch=rr,amount=written:50,interval=100" ||
 	die "create swap device"
 DEV=/dev/mapper/nsw
-# 12 MiB more than is available: enough swapping for prefetching to act
+# 8 MiB more than is available: enough swapping for prefetching to act
 # (thousands of pages per policy), little enough for five runs to stay
 # short under emulation
 avail_mb=$(($(meminfo_kb MemAvailable) / 1024))
-MB=$((avail_mb + 12))
+MB=$((avail_mb + 8))
 log "guest RAM available ${avail_mb} MiB, memcheck ${MB} MiB per policy"
 mkswap $DEV >/dev/null || die "mkswap"
 arm_sum() { # FIELD: prefetched|reads summed over the arms
