@@ -95,6 +95,10 @@ def main():
     def stat(label, wl, p, key):
         return med([num(r.get(key)) for r in data.get(label, {}).get((wl, p), [])])
 
+    def swapins(label, wl, p):
+        runs = data.get(label, {}).get((wl, p), [])
+        return med([(num(r.get("netram_reads")) or 0) + (num(r.get("flash_reads")) or 0) for r in runs])
+
     def ratio(label, wl, p):
         s, c = secs(label, wl, p), secs(label, wl, "none")
         return s / c if s is not None and c else None
@@ -112,8 +116,9 @@ def main():
     pr("emulated run sees many wake-ups), each on a new device, interleaved in one boot per speed.")
     pr("WL1: memcheck fill + one sequential verify pass (timed together); WL2: memcheck's random")
     pr("read/modify/write pass (timed alone, after an untimed fill and sequential pass); parallel:")
-    pr("three memcheck processes at once, each page written once and read by three verify passes")
-    pr("(wall time).  Made by `bench/prefetch`.")
+    pr("three memcheck processes that each fill their memory and wait until all three hold theirs")
+    pr("(memcheck -H), then read every page in three verify passes (wall time of the whole).")
+    pr("Made by `bench/prefetch`.")
     pr("")
     pr("Run %s in QEMU TCG guests, kernel %s, host %d cores, network path %s, %d round(s) per speed"
        " (policy order rotated per round; medians), workload region %s MiB."
@@ -130,7 +135,10 @@ def main():
     pr("iops/10 requests through unthrottled, so bursty reads can average less than 1/iops.  The last")
     pr("column gives the flash read latency the module measured during the runs (profile")
     pr("`flash_read_mean_us`, median over the policies that read from flash) next to Network RAM's")
-    pr("(`netram_read_mean_us`).")
+    pr("(`netram_read_mean_us`).  The last column of each table counts the swap-ins (reads from")
+    pr("flash and Network RAM over the whole workload, WL2's untimed passes included): how many the")
+    pr("kernel's reclaim makes varies between runs of one workload,")
+    pr("and the runtime follows it.")
     pr("")
     pr("| flash speed | target µs | iops-read | note | measured flash / Network RAM read µs during the runs |")
     pr("|---|---:|---:|---|---|")
@@ -153,8 +161,9 @@ def main():
         pr("## Flash at %s Network RAM's read latency" % label)
         pr("")
         pr("| policy | " + " | ".join("%s s | vs Control" % WL_NAMES[w] for w in WLS) +
-           " | flash reads per prefetch (WL1 / WL2 / par) | read parallelism (WL1 / WL2 / par) | pages prefetched (WL1 / WL2 / par) |")
-        pr("|---|" + "---:|---:|" * len(WLS) + "---:|---:|---:|")
+           " | flash reads per prefetch (WL1 / WL2 / par) | read parallelism (WL1 / WL2 / par) | pages prefetched (WL1 / WL2 / par)"
+           " | swap-ins, thousands (WL1 / WL2 / par) |")
+        pr("|---|" + "---:|---:|" * len(WLS) + "---:|---:|---:|---:|")
         for p in POLICIES:
             cells = []
             for w in WLS:
@@ -163,9 +172,11 @@ def main():
             rpp = " / ".join(fmt(stat(label, w, p, "reads_per_prefetch"), "%.2f") for w in WLS)
             par = " / ".join(fmt(stat(label, w, p, "read_par"), "%.2f") for w in WLS)
             pf = " / ".join(fmt(stat(label, w, p, "prefetched"), "%.0f") for w in WLS)
+            ins = " / ".join(fmt(None if swapins(label, w, p) is None else swapins(label, w, p) / 1000, "%.1f")
+                             for w in WLS)
             name = "none (Control)" if p == "none" else p
-            pr("| %s | %s | %s | %s | %s |" % (name, " | ".join(cells), rpp if p != "none" else "–", par,
-                                              pf if p != "none" else "–"))
+            pr("| %s | %s | %s | %s | %s | %s |" % (name, " | ".join(cells), rpp if p != "none" else "–", par,
+                                                   pf if p != "none" else "–", ins))
         pr("")
 
     # ---- goals ----

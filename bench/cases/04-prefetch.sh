@@ -7,7 +7,8 @@
 # flash reads per prefetched page, average read parallelism.  WL1: memcheck
 # fill + one sequential verify pass; WL2: memcheck's random
 # read/modify/write pass (after its fill and sequential pass, not timed);
-# par: three memcheck processes at once, pages written once and read by
+# par: three memcheck processes that all hold their filled memory before
+# they verify (memcheck -H), pages written once and read by
 # three verify passes, no rewrites.  Run it through bench/prefetch, which
 # calibrates first (BENCH_PREFETCH_MODE=calibrate) and makes the table.
 # mem: 192M
@@ -27,6 +28,16 @@ kv() {
 	awk -v k="$2" '$1 == k { print $2; f = 1; exit } END { if (!f) print "-" }' "$1"
 }
 now_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
+# all_stopped PID...: 0 when every one is stopped, 1 while some run, 2 when one is gone
+all_stopped() {
+	for _p; do
+		case $(awk '{ print $3 }' /proc/$_p/stat 2>/dev/null) in
+		T) ;;
+		R | S | D) return 1 ;;
+		*) return 2 ;;
+		esac
+	done
+}
 
 # qd1_read_us DEV SIZE_MB: write SIZE_MB, then 4 KiB psync QD1 random reads
 # for BENCH_CAL_SECS (default 5): 1e6 / IOPS
@@ -71,14 +82,25 @@ workload() {
 		memcheck -m "$MB" -p 2 -s 5 >/tmp/mc.out 2>&1 || { cat /tmp/mc.out; die "memcheck wl2"; }
 		SECS=$(sed -n 's/^memcheck: pass 2 (random).*, \([0-9.]*\)s$/\1/p' /tmp/mc.out) ;;
 	par)
+		# Each process fills its memory and stops (memcheck -H) until all
+		# three hold theirs: started one after another, one could finish
+		# before the next began (0.3 s, nothing swapped).
 		t0=$(now_cs)
-		memcheck -m $((MB / 3)) -p 3 -r 0 -s 6 >/tmp/mc1.out 2>&1 &
-		p1=$!
-		memcheck -m $((MB / 3)) -p 3 -r 0 -s 7 >/tmp/mc2.out 2>&1 &
-		p2=$!
-		memcheck -m $((MB / 3)) -p 3 -r 0 -s 8 >/tmp/mc3.out 2>&1 || { cat /tmp/mc3.out; die "memcheck par 3"; }
-		wait $p1 || { cat /tmp/mc1.out; die "memcheck par 1"; }
-		wait $p2 || { cat /tmp/mc2.out; die "memcheck par 2"; }
+		pids=
+		for i in 1 2 3; do
+			memcheck -H -m $((MB / 3)) -p 3 -r 0 -s $((5 + i)) >/tmp/mc$i.out 2>&1 &
+			pids="$pids $!"
+		done
+		until all_stopped $pids; do
+			[ $? -eq 1 ] || { cat /tmp/mc[123].out; die "memcheck par ended before it filled its memory"; }
+			sleep 0.1
+		done
+		kill -CONT $pids
+		i=0
+		for p in $pids; do
+			i=$((i + 1))
+			wait $p || { cat /tmp/mc$i.out; die "memcheck par $i"; }
+		done
 		SECS=$(awk -v a="$t0" -v b="$(now_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }') ;;
 	*) die "unknown workload '$1' in BENCH_PREFETCH_WLS" ;;
 	esac

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,26 +111,29 @@ static double now(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: memcheck [-m MiB] [-p passes] [-s seed] [-r rewrite-percent]\n"
+		"usage: memcheck [-m MiB] [-p passes] [-s seed] [-r rewrite-percent] [-H]\n"
 		"  fill N MiB with per-page patterns, verify them over several passes\n"
 		"  (even passes sequential, odd passes in random order), rewriting\n"
 		"  rewrite-percent of the pages in each pass; exit 1 on corruption\n"
-		"  -C flips one bit after filling (self-test: must fail)\n");
+		"  -C flips one bit after filling (self-test: must fail)\n"
+		"  -H stops itself (SIGSTOP) after filling, so that several processes\n"
+		"     can be made to hold their memory at once before they verify\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long mib = 64, passes = 4, rewrite = 25;
-	int c, corrupt = 0;
+	int c, corrupt = 0, hold = 0;
 
-	while ((c = getopt(argc, argv, "m:p:s:r:Ch")) != -1) {
+	while ((c = getopt(argc, argv, "m:p:s:r:CHh")) != -1) {
 		switch (c) {
 		case 'm': mib = strtoul(optarg, NULL, 0); break;
 		case 'p': passes = strtoul(optarg, NULL, 0); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'r': rewrite = strtoul(optarg, NULL, 0); break;
 		case 'C': corrupt = 1; break;
+		case 'H': hold = 1; break;
 		default: usage();
 		}
 	}
@@ -156,6 +160,8 @@ int main(int argc, char **argv)
 		mem[(npages / 2) * PAGE + 100] ^= 4;
 	printf("memcheck: filled in %.1fs\n", now() - t0);
 	fflush(stdout);
+	if (hold)
+		raise(SIGSTOP);
 
 	uint64_t rng = splitmix(seed + 12345);
 	for (unsigned long pass = 1; pass <= passes; pass++) {
