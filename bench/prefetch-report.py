@@ -95,9 +95,9 @@ def main():
     def stat(label, wl, p, key):
         return med([num(r.get(key)) for r in data.get(label, {}).get((wl, p), [])])
 
-    def swapins(label, wl, p):
+    def kswapins(label, wl, p):  # thousands of reads from flash and Network RAM
         runs = data.get(label, {}).get((wl, p), [])
-        return med([(num(r.get("netram_reads")) or 0) + (num(r.get("flash_reads")) or 0) for r in runs])
+        return med([((num(r.get("netram_reads")) or 0) + (num(r.get("flash_reads")) or 0)) / 1000 for r in runs])
 
     def ratio(label, wl, p):
         s, c = secs(label, wl, p), secs(label, wl, "none")
@@ -137,8 +137,7 @@ def main():
     pr("`flash_read_mean_us`, median over the policies that read from flash) next to Network RAM's")
     pr("(`netram_read_mean_us`).  The last column of each table counts the swap-ins (reads from")
     pr("flash and Network RAM over the whole workload, WL2's untimed passes included): how many the")
-    pr("kernel's reclaim makes varies between runs of one workload,")
-    pr("and the runtime follows it.")
+    pr("kernel's reclaim makes varies between runs of one workload, and the runtime follows it.")
     pr("")
     pr("| flash speed | target µs | iops-read | note | measured flash / Network RAM read µs during the runs |")
     pr("|---|---:|---:|---|---|")
@@ -172,8 +171,7 @@ def main():
             rpp = " / ".join(fmt(stat(label, w, p, "reads_per_prefetch"), "%.2f") for w in WLS)
             par = " / ".join(fmt(stat(label, w, p, "read_par"), "%.2f") for w in WLS)
             pf = " / ".join(fmt(stat(label, w, p, "prefetched"), "%.0f") for w in WLS)
-            ins = " / ".join(fmt(None if swapins(label, w, p) is None else swapins(label, w, p) / 1000, "%.1f")
-                             for w in WLS)
+            ins = " / ".join(fmt(kswapins(label, w, p)) for w in WLS)
             name = "none (Control)" if p == "none" else p
             pr("| %s | %s | %s | %s | %s | %s |" % (name, " | ".join(cells), rpp if p != "none" else "–", par,
                                                    pf if p != "none" else "–", ins))
