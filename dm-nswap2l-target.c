@@ -47,6 +47,7 @@ struct nswap2l_bio {
 	u8 tier;
 	u8 profiled_tier;	/* the tier it is counted in flight on */
 	u8 epoch;		/* for end_io */
+	u8 read_tries;		/* failed reads: the next goes to another copy */
 	bool give_up;		/* failed for good: end_io completes it */
 };
 
@@ -61,6 +62,7 @@ struct nswap2l_table {
 	const char *placement_name;		/* a policy type's static name */
 	unsigned int timeout_secs;
 	bool overcommit;
+	enum nswap2l_reliability reliability;
 	struct nswap2l_prefetch_config prefetch;
 
 	/* A reload: changes prepared by the constructor, applied on resume. */
@@ -77,8 +79,14 @@ struct table_args {
 	const char *key_spec;
 	const char *placement;
 	const char *prefetch;
+	const char *reliability;
 	unsigned int timeout_secs;
 	bool overcommit;
+};
+
+const char *const nswap2l_reliability_names[NSWAP2L_NR_RELIABILITIES] = {
+	[NSWAP2L_RELIABILITY_NONE] = "none",
+	[NSWAP2L_RELIABILITY_MIRROR] = "mirror",
 };
 
 static const struct nswap2l_tier_type *const tier_types[] = {
@@ -356,6 +364,14 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 	struct bio *front = bio_split(bio, NSWAP2L_PAGE_TO_SECTOR(nr), GFP_NOIO, &nc->split_bios);
 	u64 old_home = nswap2l_entry(nb->tier, nb->slot);
 
+	/*
+	 * A bio split before, whose pieces all completed, has no count left;
+	 * chained again from there, its first piece would complete it while
+	 * the rest is in flight.  Not chained now, nobody reads the count:
+	 * start it where bio_init() does.
+	 */
+	if (!bio_flagged(bio, BIO_CHAIN))
+		atomic_set(&bio->__bi_remaining, 1);
 	bio_chain(front, bio);
 	if (!entry) {
 		bio_endio(front);
@@ -457,10 +473,30 @@ static bool split_read(struct nswap2l *nc, struct bio *bio)
 }
 
 /*
+ * A failed read goes to the next copy of its pages, if the tier keeps
+ * more than one; false when none is left.
+ */
+static bool read_other_copy(struct nswap2l *nc, struct bio *bio)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	struct nswap2l_tier *tier = nc->tiers[nb->tier];
+
+	if (!tier->type->ops->map_retry)
+		return false;
+	nb->read_tries++;
+	bio->bi_status = BLK_STS_OK;
+	if (tier->type->ops->map_retry(tier, bio, nb->slot, nb->read_tries) ==
+	    DM_MAPIO_SUBMITTED)
+		return true;
+	bio->bi_status = BLK_STS_IOERR;
+	return false;
+}
+
+/*
  * Bios a tier failed, on a worker, never in the completion that failed them
  * (which may run inside the tier's own submission path): writes go to a new
- * home; reads complete with their error (a second copy, when there is one,
- * will be read here) unless they were too long for the tier.
+ * home; reads go to another copy, or complete with their error unless they
+ * were too long for the tier.
  */
 static void deferred_work(struct work_struct *work)
 {
@@ -471,7 +507,8 @@ static void deferred_work(struct work_struct *work)
 	while ((bio = bio_list_pop(&bios))) {
 		struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
-		if (bio_data_dir(bio) == WRITE ? reroute_write(nc, bio) : split_read(nc, bio))
+		if (bio_data_dir(bio) == WRITE ? reroute_write(nc, bio) :
+		    split_read(nc, bio) || read_other_copy(nc, bio))
 			continue;
 		nb->give_up = true;
 		bio_endio(bio);
@@ -538,6 +575,7 @@ static int nswap2l_map(struct dm_target *ti, struct bio *bio)
 
 	nb->epoch = NSWAP2L_NO_EPOCH;
 	nb->profiled_tier = NSWAP2L_NR_TIERS;
+	nb->read_tries = 0;
 	nb->give_up = false;
 
 	if (bio->bi_opf & REQ_PREFLUSH)
@@ -647,6 +685,8 @@ static int parse_arg(struct dm_target *ti, char *arg, struct table_args *args)
 		return set_once(ti, &args->prefetch, value, "prefetch=");
 	if (!strcmp(arg, "key"))
 		return set_once(ti, &args->key_spec, value, "key=");
+	if (!strcmp(arg, "reliability"))
+		return set_once(ti, &args->reliability, value, "reliability=");
 	if (!strcmp(arg, "timeout")) {
 		if (args->timeout_secs) {
 			nswap2l_bad_table(ti, "Option given twice", "timeout= given twice");
@@ -695,6 +735,11 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 				  "no tier given: need at least one of netram=<servers>, flash=<dev>, disk=<dev>");
 		return -EINVAL;
 	}
+	if (args->reliability && !args->tiers[NSWAP2L_TIER_NETRAM]) {
+		nswap2l_bad_table(ti, "reliability= without netram=",
+				  "reliability= is about Network RAM pages, but no netram= is given");
+		return -EINVAL;
+	}
 	if (args->key_spec && !args->tiers[NSWAP2L_TIER_NETRAM]) {
 		nswap2l_bad_table(ti, "key= without netram=",
 				  "key= is the Network RAM key, but no netram= is given");
@@ -705,6 +750,29 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 	if (!args->placement)
 		args->placement = NSWAP2L_DEFAULT_PLACEMENT;
 	return 0;
+}
+
+static int parse_reliability(struct dm_target *ti, const char *value,
+			     enum nswap2l_reliability *result)
+{
+	int i;
+
+	*result = NSWAP2L_RELIABILITY_NONE;
+	if (!value)
+		return 0;
+	i = match_string(nswap2l_reliability_names, NSWAP2L_NR_RELIABILITIES, value);
+	if (i >= 0) {
+		*result = i;
+		return 0;
+	}
+	if (!strcmp(value, "parity") || !strncmp(value, "parity,", 7))
+		nswap2l_bad_table(ti, "Bad reliability= option",
+				  "reliability=%s: parity is not supported yet; use none or mirror",
+				  value);
+	else
+		nswap2l_bad_table(ti, "Bad reliability= option",
+				  "reliability=%s: need none or mirror", value);
+	return -EINVAL;
 }
 
 static int parse_prefetch(struct dm_target *ti, const struct table_args *args,
@@ -848,6 +916,7 @@ static int create_tiers(struct nswap2l_table *t, struct nswap2l *nc,
 {
 	struct nswap2l_tier_options opts = {
 		.key_spec = nc->key_spec,
+		.reliability = nc->reliability,
 		.timeout_secs = nc->timeout_secs,
 		.device_pages = t->nr_pages,
 	};
@@ -902,6 +971,7 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	strscpy(nc->name, dm_table_device_name(ti->table), sizeof(nc->name));
 	nc->overcommit = args->overcommit;
 	nc->timeout_secs = args->timeout_secs;
+	nc->reliability = t->reliability;
 	nc->suspended = true;	/* until the first resume */
 	mutex_init(&nc->control_mutex);
 	spin_lock_init(&nc->deferred_lock);
@@ -1007,6 +1077,7 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 {
 	struct nswap2l_tier_options opts = {
 		.key_spec = args->key_spec,
+		.reliability = t->reliability,
 		.timeout_secs = args->timeout_secs,
 		.device_pages = t->nr_pages,
 	};
@@ -1028,6 +1099,13 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 		nswap2l_bad_table(ti, "A reload must keep the key",
 				  "reload changes key= from '%s' to '%s': the servers hold pages under the live key",
 				  nc->key_spec ?: "", args->key_spec ?: "");
+		return -EINVAL;
+	}
+	if (t->reliability != nc->reliability) {
+		nswap2l_bad_table(ti, "A reload must keep reliability=",
+				  "reload changes reliability= from %s to %s: the pages stored keep their copies",
+				  nswap2l_reliability_names[nc->reliability],
+				  nswap2l_reliability_names[t->reliability]);
 		return -EINVAL;
 	}
 	if (t->nr_pages < nc->map.nr_pages) {
@@ -1161,6 +1239,9 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	t->overcommit = args.overcommit;
 	t->timeout_secs = args.timeout_secs;
+	r = parse_reliability(ti, args.reliability, &t->reliability);
+	if (r)
+		goto bad;
 	r = parse_prefetch(ti, &args, &t->prefetch);
 	if (r)
 		goto bad;
@@ -1282,7 +1363,7 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	nswap2l_prefetch_format(&prefetch, prefetch_arg, sizeof(prefetch_arg));
 
 	nr_args = !default_placement + overcommit + !!nc->key_spec + !default_timeout +
-		  !default_prefetch;
+		  !default_prefetch + (nc->reliability != NSWAP2L_RELIABILITY_NONE);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		nr_args += !!nc->tiers[id];
 
@@ -1298,6 +1379,8 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	/* Only the key's description: the key itself stays in the keyring. */
 	if (nc->key_spec)
 		DMEMIT(" key=%s", nc->key_spec);
+	if (nc->reliability != NSWAP2L_RELIABILITY_NONE)
+		DMEMIT(" reliability=%s", nswap2l_reliability_names[nc->reliability]);
 	if (!default_timeout)
 		DMEMIT(" timeout=%u", timeout);
 	if (!default_placement)

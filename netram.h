@@ -9,6 +9,7 @@
  *   netram_auth.c    the key and the handshake
  *   netram_req.c     request queue, batching, non-blocking sending, replies
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
+ *   netram_recover.c copies lost with a server made again (reliability=)
  */
 #ifndef NSWAP2L_NETRAM_H
 #define NSWAP2L_NETRAM_H
@@ -20,7 +21,7 @@
 #include "nswap2l.h"
 #include "include/uapi/linux/nswap2l_proto.h"
 
-#define NETRAM_MAX_SERVERS	16
+#define NETRAM_MAX_SERVERS	16	/* at a time; removed servers' slots are reused */
 #define NETRAM_NO_INDEX		NETRAM_MAX_SERVERS	/* not published yet */
 #define NETRAM_TAGS		32	/* messages in flight per server */
 /*
@@ -42,9 +43,16 @@
 #define NETRAM_EVICT_KEYS	(16 * NSWAP2L_PROTO_MAX_KEYS)
 #define NETRAM_EVICT_REPLIES	64
 
-/* A slot is (page key << 8 | server index). */
-#define NETRAM_SLOT_SERVER_MASK	0xffULL
+/*
+ * A slot is (page key << 8 | second server << 4 | first server): a page's
+ * copies share its key, so both homes fit in the map entry and one atomic
+ * update of the entry moves both.  One copy: both indexes are equal.  Keys
+ * come from one counter per tier and are never reused, on any server.
+ */
+#define NETRAM_SLOT_SERVER_BITS	4
+#define NETRAM_SLOT_SERVER_MASK	0xfULL
 #define NETRAM_SLOT_KEY_SHIFT	8
+#define NETRAM_MAX_COPIES	2
 
 enum netram_state {
 	NETRAM_CONNECTING,
@@ -152,8 +160,19 @@ struct netram_server {
 	struct netram_eviction evict;
 	struct nswap2l_move_job drain_job;
 
-	atomic64_t next_key;
-	atomic64_t held;		/* pages the map keeps on this server */
+	/*
+	 * Pages we stored here before lost_below are gone: the server came back
+	 * with a new namespace, or was failed (it is treated as empty when it
+	 * comes back).  lost_held of the held pages are such lost copies; both
+	 * change under lock, with held, so that the count is exact.
+	 */
+	u64 lost_below;
+	s64 lost_held;
+	u8 client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];	/* our namespace on it */
+	bool renew_id;			/* failed: the next connection opens a new namespace */
+	bool new_namespace_ok;		/* no pages stored in this namespace yet */
+
+	atomic64_t held;		/* pages (copies) the map keeps on this server */
 	atomic64_t free_estimate;	/* reported free pages, minus our new ones */
 	atomic64_t free_reported;
 	atomic64_t bytes_sent;
@@ -165,17 +184,45 @@ struct netram_server {
 	atomic64_t evict_moved;		/* of which we moved elsewhere */
 };
 
+/*
+ * Copies lost with a server are made again by a move job over the map
+ * (the mover reads the surviving copy and writes a new pair); pages with no
+ * copy left are counted, and read as EIO until written or discarded.
+ */
+struct netram_recovery {
+	struct nswap2l_move_job job;
+	spinlock_t lock;		/* protects everything below */
+	bool running;
+	bool again;			/* more copies were lost during this pass */
+	unsigned long started;		/* jiffies, when the first loss came */
+	u64 moved;			/* pages moved in this recovery */
+	u64 pass_lost;			/* pages found with no copy left, in this pass */
+	u64 pages_lost;			/* such pages, ever */
+	/* Servers' lost_below when this pass began, and when the last one did. */
+	u64 pass_below[NETRAM_MAX_SERVERS];
+	u64 counted_below[NETRAM_MAX_SERVERS];
+	u64 last_ms;			/* how long the last complete recovery took */
+};
+
 struct netram_tier {
 	struct nswap2l_tier tier;
+	enum nswap2l_reliability reliability;
+	unsigned int copies;		/* of every page it stores */
+	atomic64_t next_key;
+	struct bio_set mirror_bios[NETRAM_MAX_COPIES];	/* a mirrored write's clones */
+	struct netram_recovery recovery;
 	struct workqueue_struct *wq;	/* io_work, watchdog */
 	struct delayed_work watchdog;
 	struct crypto_shash *hmac;
 	unsigned long timeout;		/* jiffies */
 	bool suspended;			/* hold FREEs and EVICT answers */
-	u8 client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 	const struct nswap2l_server_choice *choice;
 	struct mutex servers_mutex;	/* add_server, remove_server, reload */
-	/* Servers only ever get added (published with a release store). */
+	/*
+	 * Slots only ever get added (published with a release store); a
+	 * removed server's slot is taken by the next new one in place, so
+	 * a server struct lives as long as the tier.
+	 */
 	unsigned int nr_servers;
 	struct netram_server *servers[NETRAM_MAX_SERVERS];
 };
@@ -200,9 +247,40 @@ static inline u64 netram_slot_key(u64 slot)
 	return slot >> NETRAM_SLOT_KEY_SHIFT;
 }
 
+/* Index of the server that holds copy @copy (0 or 1) of the slot. */
+static inline unsigned int netram_slot_server_index(u64 slot, unsigned int copy)
+{
+	return (slot >> (copy * NETRAM_SLOT_SERVER_BITS)) & NETRAM_SLOT_SERVER_MASK;
+}
+
+static inline unsigned int netram_slot_copies(u64 slot)
+{
+	return netram_slot_server_index(slot, 0) == netram_slot_server_index(slot, 1) ? 1 : 2;
+}
+
+static inline u64 netram_make_slot(u64 key, const unsigned int *servers, unsigned int copies)
+{
+	return key << NETRAM_SLOT_KEY_SHIFT |
+	       servers[copies - 1] << NETRAM_SLOT_SERVER_BITS | servers[0];
+}
+
+static inline struct netram_server *netram_copy_server(struct netram_tier *nt, u64 slot,
+						       unsigned int copy)
+{
+	return nt->servers[netram_slot_server_index(slot, copy)];
+}
+
+/* A copy of the slot is on @srv. */
 static inline bool netram_slot_on(struct netram_server *srv, u64 slot)
 {
-	return (slot & NETRAM_SLOT_SERVER_MASK) == srv->index;
+	return netram_slot_server_index(slot, 0) == srv->index ||
+	       netram_slot_server_index(slot, 1) == srv->index;
+}
+
+/* The copy of the page with @key on @srv was lost. */
+static inline bool netram_copy_lost(struct netram_server *srv, u64 key)
+{
+	return key < READ_ONCE(srv->lost_below);
 }
 
 static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, u32 tag,
@@ -218,6 +296,17 @@ static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, 
 
 /* tier_netram.c */
 void netram_note_free(struct netram_server *srv, u64 free_pages);
+void netram_update_capacity(struct netram_tier *nt);
+
+/* netram_recover.c */
+/*
+ * Every page stored on @srv so far is gone (@why, for dmesg): its copies
+ * are made again where there is a second one.
+ */
+void netram_lose_copies(struct netram_server *srv, const char *why);
+void netram_queue_recovery(struct netram_tier *nt);
+void netram_emit_recovery(struct netram_tier *nt, char *result, unsigned int maxlen,
+			  unsigned int *sz);
 
 /* netram_conn.c */
 int netram_xmit_buf(struct netram_server *srv, struct socket *sock, bool send,
@@ -234,11 +323,13 @@ void netram_watchdog(struct work_struct *work);
 
 /* netram_auth.c */
 int netram_set_key(struct netram_tier *nt, struct dm_target *ti, const char *spec);
-int netram_handshake(struct netram_server *srv, struct socket *sock);
+/* *@found: the server still held our namespace (the pages stored there). */
+int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found);
 
 /* netram_req.c */
 void netram_queue_bio(struct netram_server *srv, struct bio *bio);
-void netram_queue_free(struct netram_server *srv, u64 key);
+/* A key to FREE; called with srv->lock held, the caller queues the io_work. */
+void netram_add_free_key(struct netram_server *srv, u64 key);
 void netram_queue_io(struct netram_server *srv);
 void netram_io_work(struct work_struct *work);
 void netram_reset_tx(struct netram_server *srv);
@@ -251,5 +342,7 @@ bool netram_overdue(struct netram_server *srv, unsigned long timeout);
 int netram_receive_evict(struct netram_server *srv, u32 tag, u32 count, u32 length);
 bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply);
 int netram_remove_server(struct netram_tier *nt, const char *name);
+/* The server takes and holds nothing: disconnected, its slot free for another. */
+void netram_remove_slot(struct netram_server *srv);
 
 #endif /* NSWAP2L_NETRAM_H */

@@ -13,8 +13,8 @@
 
 #include "netram.h"
 
-static int netram_mac(struct netram_tier *nt, const char *label, const u8 *nonce1,
-		      const u8 *nonce2, u8 *mac)
+static int netram_mac(struct netram_tier *nt, const char *label, const u8 *client_id,
+		      const u8 *nonce1, const u8 *nonce2, u8 *mac)
 {
 	SHASH_DESC_ON_STACK(desc, nt->hmac);
 	int r;
@@ -24,7 +24,7 @@ static int netram_mac(struct netram_tier *nt, const char *label, const u8 *nonce
 	if (!r)
 		r = crypto_shash_update(desc, label, strlen(label));
 	if (!r)
-		r = crypto_shash_update(desc, nt->client_id, sizeof(nt->client_id));
+		r = crypto_shash_update(desc, client_id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 	if (!r)
 		r = crypto_shash_update(desc, nonce1, NSWAP2L_PROTO_NONCE_SIZE);
 	if (!r)
@@ -35,9 +35,12 @@ static int netram_mac(struct netram_tier *nt, const char *label, const u8 *nonce
 	return r;
 }
 
-/* One handshake exchange: send @type with @out, expect its reply with @in. */
+/*
+ * One handshake exchange: send @type with @out, expect its reply with @in
+ * and the reply's header flags in *@flags.
+ */
 static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 type,
-			   void *out, size_t out_len, void *in, size_t in_len)
+			   void *out, size_t out_len, void *in, size_t in_len, u16 *flags)
 {
 	struct nswap2l_msg_header hdr;
 	int r;
@@ -65,13 +68,14 @@ static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 t
 	}
 	if (le32_to_cpu(hdr.length) != in_len)
 		return -EPROTO;
+	*flags = le16_to_cpu(hdr.flags);
 	r = netram_xmit_buf(srv, sock, false, in, in_len, 0);
 	if (!r)
 		netram_note_free(srv, le64_to_cpu(hdr.free_pages));
 	return r;
 }
 
-int netram_handshake(struct netram_server *srv, struct socket *sock)
+int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found)
 {
 	struct netram_tier *nt = srv->nt;
 	struct nswap2l_hello hello = {
@@ -82,12 +86,13 @@ int netram_handshake(struct netram_server *srv, struct socket *sock)
 	struct nswap2l_hello_reply reply;
 	struct nswap2l_auth auth, server_auth;
 	u8 expected[NSWAP2L_PROTO_MAC_SIZE];
+	u16 flags;
 	int r;
 
-	memcpy(hello.client_id, nt->client_id, sizeof(hello.client_id));
+	memcpy(hello.client_id, srv->client_id, sizeof(hello.client_id));
 	get_random_bytes(hello.client_nonce, sizeof(hello.client_nonce));
 	r = netram_exchange(srv, sock, NSWAP2L_MSG_HELLO, &hello, sizeof(hello),
-			    &reply, sizeof(reply));
+			    &reply, sizeof(reply), &flags);
 	if (r)
 		return r;
 	if (le32_to_cpu(reply.version) != NSWAP2L_PROTO_VERSION)
@@ -95,19 +100,20 @@ int netram_handshake(struct netram_server *srv, struct socket *sock)
 	srv->max_pages = clamp_t(u32, le32_to_cpu(reply.max_pages), 1,
 				 NSWAP2L_PROTO_MAX_PAGES);
 
-	r = netram_mac(nt, NSWAP2L_AUTH_CLIENT_LABEL, hello.client_nonce,
+	r = netram_mac(nt, NSWAP2L_AUTH_CLIENT_LABEL, hello.client_id, hello.client_nonce,
 		       reply.server_nonce, auth.mac);
 	if (!r)
-		r = netram_mac(nt, NSWAP2L_AUTH_SERVER_LABEL, reply.server_nonce,
+		r = netram_mac(nt, NSWAP2L_AUTH_SERVER_LABEL, hello.client_id, reply.server_nonce,
 			       hello.client_nonce, expected);
 	if (!r)
 		r = netram_exchange(srv, sock, NSWAP2L_MSG_AUTH, &auth, sizeof(auth),
-				    &server_auth, sizeof(server_auth));
+				    &server_auth, sizeof(server_auth), &flags);
 	if (r)
 		return r;
 	/* An impostor that does not know the key must not get our pages. */
 	if (crypto_memneq(expected, server_auth.mac, sizeof(expected)))
 		return -EKEYREJECTED;
+	*found = flags & NSWAP2L_FLAG_NAMESPACE_FOUND;
 	return 0;
 }
 

@@ -15,8 +15,14 @@
  *
  * The watchdog fails a server whose request waited longer than the table's
  * timeout or that stayed unreachable that long: its reads end with EIO
- * (never zeros or stale data) and its writes go elsewhere.
+ * (never zeros or stale data), or go to their other copy, and its writes go
+ * elsewhere.  Each server has a namespace of its own (a client id).  With
+ * reliability=mirror a failed server's pages are lost and copied again,
+ * and it gets a new namespace when it comes back, so it comes back empty;
+ * without, its pages are readable again if it comes back with them.  A
+ * server that comes back without our namespace (restarted) lost our pages.
  */
+#include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/tcp.h>
 #include <net/sock.h>
@@ -200,7 +206,18 @@ static void netram_release_sock(struct netram_server *srv)
 static int netram_connect(struct netram_server *srv)
 {
 	struct socket *sock;
+	bool renew, found = false;
 	int r;
+
+	spin_lock_irq(&srv->lock);
+	renew = srv->renew_id;
+	srv->renew_id = false;
+	spin_unlock_irq(&srv->lock);
+	if (renew) {
+		/* A failed server's old namespace expires on it; we start afresh. */
+		get_random_bytes(srv->client_id, sizeof(srv->client_id));
+		srv->new_namespace_ok = true;
+	}
 
 	r = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (r)
@@ -216,11 +233,18 @@ static int netram_connect(struct netram_server *srv)
 
 	r = kernel_connect(sock, (struct sockaddr *)&srv->addr, sizeof(srv->addr), 0);
 	if (!r)
-		r = netram_handshake(srv, sock);
+		r = netram_handshake(srv, sock, &found);
 	if (r) {
 		netram_release_sock(srv);
 		return r;
 	}
+	if (!found && !srv->new_namespace_ok) {
+		/* Restarted, or it dropped us: never read what it no longer has. */
+		netram_lose_copies(srv, "came back without our namespace (restarted?)");
+		/* Writes go to new homes, reads to the other copy or EIO. */
+		netram_fail_queued(srv);
+	}
+	srv->new_namespace_ok = false;
 	/* From now on the watchdog, not the socket, times requests out. */
 	sock->sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
 	mutex_lock(&srv->sock_mutex);
@@ -384,7 +408,7 @@ void netram_watchdog(struct work_struct *work)
 
 	for (i = 0; i < netram_nr_servers(nt); i++) {
 		struct netram_server *srv = nt->servers[i];
-		bool timed_out = false, give_up = false, failed;
+		bool timed_out = false, give_up = false, failed, lose;
 
 		spin_lock_irq(&srv->lock);
 		if (srv->state == NETRAM_UP && netram_overdue(srv, timeout)) {
@@ -396,7 +420,17 @@ void netram_watchdog(struct work_struct *work)
 			srv->failed = true;
 		}
 		failed = srv->failed;
+		/*
+		 * With copies elsewhere, failed is dead: its pages are copied
+		 * again, and if it comes back it comes back empty.  Without,
+		 * its pages may still come back with it.
+		 */
+		lose = (timed_out || give_up) && nt->copies > 1;
+		if (lose)
+			srv->renew_id = true;
 		spin_unlock_irq(&srv->lock);
+		if (lose)
+			netram_lose_copies(srv, "failed");
 
 		if (timed_out) {
 			DMERR("%s: server %s: request timed out, failing its requests",

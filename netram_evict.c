@@ -173,8 +173,14 @@ static void netram_drain_done(struct nswap2l_move_job *job)
 		return;
 	}
 	DMINFO("%s: server %s drained and removed", dev, srv->name);
+	netram_remove_slot(srv);
+}
+
+void netram_remove_slot(struct netram_server *srv)
+{
 	spin_lock_irq(&srv->lock);
 	srv->state = NETRAM_REMOVED;
+	srv->draining = false;
 	spin_unlock_irq(&srv->lock);
 	netram_shutdown_sock(srv, true);
 }

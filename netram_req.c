@@ -58,8 +58,7 @@ void netram_fail_queued(struct netram_server *srv)
 		netram_fail_bio(srv, bio);
 }
 
-/* Called with srv->lock held. */
-static void netram_add_free_key(struct netram_server *srv, u64 key)
+void netram_add_free_key(struct netram_server *srv, u64 key)
 {
 	if (srv->nr_free_keys < NETRAM_FREE_QUEUE) {
 		srv->free_keys[srv->nr_free_keys++] = key;
@@ -72,16 +71,6 @@ static void netram_add_free_key(struct netram_server *srv, u64 key)
 	 */
 	DMWARN_LIMIT("%s: server %s: FREE queue full, a page stays on the server",
 		     netram_dev_name(srv->nt), srv->name);
-}
-
-/* The caller gets it sent (netram_queue_io), once for a batch of keys. */
-void netram_queue_free(struct netram_server *srv, u64 key)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&srv->lock, flags);
-	netram_add_free_key(srv, key);
-	spin_unlock_irqrestore(&srv->lock, flags);
 }
 
 /*----------------------------------------------------------------
@@ -395,11 +384,13 @@ static bool netram_defer_to_unplug(struct netram_server *srv)
 
 void netram_queue_bio(struct netram_server *srv, struct bio *bio)
 {
+	u64 key = NSWAP2L_SECTOR_TO_PAGE(bio->bi_iter.bi_sector);
 	unsigned long flags;
 	bool failed;
 
+	/* Under the lock: nothing for a lost key is queued after the loss. */
 	spin_lock_irqsave(&srv->lock, flags);
-	failed = srv->failed;
+	failed = srv->failed || key < srv->lost_below;
 	if (!failed)
 		bio_list_add(&srv->queue, bio);
 	spin_unlock_irqrestore(&srv->lock, flags);

@@ -135,9 +135,19 @@ static inline int nswap2l_emit_ratio(char *buf, size_t size, u64 x, u64 y)
 	return scnprintf(buf, size, "%llu.%02llu", div_u64(x100, 100), x100 % 100);
 }
 
+/* How Network RAM pages survive a server's death (reliability=). */
+enum nswap2l_reliability {
+	NSWAP2L_RELIABILITY_NONE,	/* one copy: a dead server's pages read EIO */
+	NSWAP2L_RELIABILITY_MIRROR,	/* two copies on distinct servers */
+	NSWAP2L_NR_RELIABILITIES
+};
+
+extern const char *const nswap2l_reliability_names[NSWAP2L_NR_RELIABILITIES];
+
 /* Table options a tier may need when it is created or reloaded. */
 struct nswap2l_tier_options {
 	const char *key_spec;		/* key=:<size>:<type>:<desc>, or NULL */
+	enum nswap2l_reliability reliability;
 	unsigned int timeout_secs;	/* Network RAM request timeout */
 	u64 device_pages;		/* a tier never needs more slots than this */
 };
@@ -153,7 +163,8 @@ void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt,
 
 /*
  * Mechanism of one tier.  alloc_slots() and map() run in the bio submission
- * path and must not block; free_slots() runs on a worker.
+ * path and must not block (map() may wait for an element of a mempool set
+ * up in the constructor, never for reclaim); free_slots() runs on a worker.
  *
  * A bio may span a run of pages: pages whose slots follow each other, each
  * run_stride above the one before (struct nswap2l_tier).  map() gets the
@@ -210,6 +221,13 @@ struct nswap2l_tier_ops {
 
 	/* Send a read or write of the run that starts at @slot; a DM_MAPIO_* code. */
 	int (*map)(struct nswap2l_tier *tier, struct bio *bio, u64 slot);
+	/*
+	 * A read of the run at @slot failed @tries times: send it to the copy
+	 * the next try goes to.  DM_MAPIO_SUBMITTED, or DM_MAPIO_KILL when
+	 * no copy is left (optional: one copy).  Called from a worker.
+	 */
+	int (*map_retry)(struct nswap2l_tier *tier, struct bio *bio, u64 slot,
+			 unsigned int tries);
 	/* Most pages one bio to the run at @slot may span (optional: no limit). */
 	unsigned int (*max_run)(struct nswap2l_tier *tier, u64 slot);
 	/* Send an empty flush; NULL when the tier has no volatile cache. */
@@ -425,6 +443,7 @@ struct nswap2l {
 	struct mutex control_mutex;		/* placement, suspend state */
 	bool overcommit;
 	unsigned int timeout_secs;
+	enum nswap2l_reliability reliability;	/* fixed for the device's life */
 	char *key_spec;				/* as given, for the table line */
 	bool suspended;				/* background I/O held */
 
@@ -670,13 +689,33 @@ void nswap2l_placement_list(char *result, unsigned int maxlen, unsigned int *sz)
  * Server choice: which Network RAM server takes a new page.  The tier hands
  * the policy each server's free pages (its last word, minus the pages we
  * sent since); the policy picks one of those allowed in @candidates (a bit
- * per server index).  Mirroring will ask for a second, distinct one.
+ * per server index).  A page with copies asks again with the servers
+ * already chosen excluded: copies never share a server.
  */
 struct nswap2l_server_choice {
 	const char *name;
 	/* Index of the server to take the page, or -ENOSPC. */
 	int (*pick)(const s64 *free_pages, unsigned int nr, unsigned long candidates);
 };
+
+/* @copies distinct servers into @picked; -ENOSPC unless there are that many. */
+static inline int nswap2l_pick_servers(const struct nswap2l_server_choice *choice,
+				       const s64 *free_pages, unsigned int nr,
+				       unsigned long candidates, unsigned int copies,
+				       unsigned int *picked)
+{
+	unsigned int i;
+
+	for (i = 0; i < copies; i++) {
+		int pick = choice->pick(free_pages, nr, candidates);
+
+		if (pick < 0)
+			return -ENOSPC;
+		picked[i] = pick;
+		__clear_bit(pick, &candidates);
+	}
+	return 0;
+}
 
 extern const struct nswap2l_server_choice nswap2l_most_free_server;
 

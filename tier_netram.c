@@ -5,17 +5,24 @@
  * nswap2l_proto.h).  This file holds the tier operations and the servers'
  * life cycle; netram.h lists the files that do the rest.
  *
- * A slot here is (page key << 8 | server index).  Keys come from a
- * per-server counter and are never reused, so freeing an old copy can never
- * hit a newer one.  A page's second home (mirroring, to come) will live in
- * a side table: the map entry keeps its 8 bytes.  Which server takes a new
- * page is the server-choice policy's decision (policy/), among the servers
- * that are up, not failed, not draining and not asking for memory back.
+ * A slot here is (page key << 8 | second server << 4 | first server).
+ * Keys come from one counter per tier and are never reused, so freeing an
+ * old copy can never hit a newer one, and a page's copies share its key:
+ * with reliability=mirror a page has two homes on distinct servers and the
+ * map entry still keeps its 8 bytes.  Which servers take a new page is the
+ * server-choice policy's decision (policy/), among the servers that are up,
+ * not failed, not draining and not asking for memory back.
+ *
+ * Mirroring: a write goes to both copies and completes when both have it;
+ * if either fails, the core writes the page again to a new pair.  A read goes to one copy and,
+ * when it fails, the core asks for the other (map_retry) from a worker.
  *
  * Failure: a server whose request waits longer than the table's timeout,
  * or that stays unreachable that long, is "failed": it takes no new pages,
- * reads of its pages end with EIO (never zeros or stale data) and writes
- * are failed back to the core, which places them elsewhere from a worker.
+ * its reads end with EIO (never zeros or stale data) or go to the other
+ * copy, and its writes are failed back to the core, which places them
+ * elsewhere.  Copies on a server that comes back with a new namespace, or
+ * on a failed one when they have a mirror, are lost (netram_recover.c).
  *
  * Order of life: servers are allocated when the table is parsed, their
  * receivers start only once the whole device exists (start()), and every
@@ -35,11 +42,15 @@ static const char *const netram_state_names[] = {
 	[NETRAM_REMOVED] = "removed",
 };
 
-/* A reload's changes: servers to add (connected already) and the timeout. */
+/*
+ * A reload's changes: servers to add (connected already, in new slots or
+ * in removed servers' slots, reserved until commit) and the timeout.
+ */
 struct netram_reload {
 	unsigned long timeout;
-	unsigned int nr_added;
+	unsigned int nr_added, nr_reused;
 	struct netram_server *added[NETRAM_MAX_SERVERS];
+	struct netram_server *reused[NETRAM_MAX_SERVERS];
 };
 
 /* Errors of a table load go to ti (and dmesg), those of a message to dmesg. */
@@ -60,16 +71,22 @@ static void netram_error(struct netram_tier *nt, struct dm_target *ti, const cha
 	va_end(args);
 }
 
-/* Network RAM's capacity is what the servers hold for us plus what they offer. */
-static void netram_update_capacity(struct netram_tier *nt)
+/*
+ * Network RAM's capacity is what the servers hold for us (lost copies
+ * aside) plus what they offer, over the copies each page takes.
+ */
+void netram_update_capacity(struct netram_tier *nt)
 {
 	u64 capacity = 0;
 	unsigned int i;
 
-	for (i = 0; i < netram_nr_servers(nt); i++)
-		capacity += atomic64_read(&nt->servers[i]->held) +
-			    atomic64_read(&nt->servers[i]->free_reported);
-	WRITE_ONCE(nt->tier.capacity, capacity);
+	for (i = 0; i < netram_nr_servers(nt); i++) {
+		struct netram_server *srv = nt->servers[i];
+
+		capacity += atomic64_read(&srv->held) - READ_ONCE(srv->lost_held) +
+			    atomic64_read(&srv->free_reported);
+	}
+	WRITE_ONCE(nt->tier.capacity, div_u64(capacity, nt->copies));
 }
 
 void netram_note_free(struct netram_server *srv, u64 free_pages)
@@ -92,15 +109,18 @@ static bool netram_takes_pages(struct netram_server *srv)
 	       !READ_ONCE(srv->draining) && !READ_ONCE(srv->evict.running);
 }
 
-/* A run of consecutive keys on one server, no longer than it takes in one message. */
+/*
+ * A run of consecutive keys with a copy on each of nt->copies distinct
+ * servers, no longer than each of them takes in one message.
+ */
 static int netram_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
 	s64 free_pages[NETRAM_MAX_SERVERS];
-	unsigned int i, nr_servers = netram_nr_servers(nt);
-	unsigned long candidates = 0;
+	unsigned int i, servers[NETRAM_MAX_COPIES], nr_servers = netram_nr_servers(nt);
+	unsigned long candidates = 0, flags;
 	struct netram_server *srv;
-	int pick;
+	u64 key;
 
 	for (i = 0; i < nr_servers; i++) {
 		srv = nt->servers[i];
@@ -108,41 +128,63 @@ static int netram_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *s
 		if (netram_takes_pages(srv))
 			__set_bit(i, &candidates);
 	}
-	pick = nt->choice->pick(free_pages, nr_servers, candidates);
-	if (pick < 0)
+	if (nswap2l_pick_servers(nt->choice, free_pages, nr_servers, candidates, nt->copies,
+				 servers))
 		return -ENOSPC;
-	srv = nt->servers[pick];
-	nr = clamp_t(s64, free_pages[pick], 1, min(nr, READ_ONCE(srv->max_pages)));
-	atomic64_sub(nr, &srv->free_estimate);
-	atomic64_add(nr, &srv->held);
+	for (i = 0; i < nt->copies; i++)
+		nr = clamp_t(s64, free_pages[servers[i]], 1,
+			     min(nr, READ_ONCE(nt->servers[servers[i]]->max_pages)));
+	/*
+	 * The key and the held count change together under each server's
+	 * lock (in index order), so that a loss of the server counts exactly
+	 * the copies stored before it (netram_lose_copies()).
+	 */
+	if (nt->copies > 1 && servers[0] > servers[1])
+		swap(servers[0], servers[1]);
+	local_irq_save(flags);
+	for (i = 0; i < nt->copies; i++)
+		spin_lock_nested(&nt->servers[servers[i]]->lock, i);
+	key = atomic64_add_return(nr, &nt->next_key) - nr + 1;
+	for (i = 0; i < nt->copies; i++) {
+		srv = nt->servers[servers[i]];
+		atomic64_sub(nr, &srv->free_estimate);
+		atomic64_add(nr, &srv->held);
+	}
+	for (i = nt->copies; i-- > 0; )
+		spin_unlock(&nt->servers[servers[i]]->lock);
+	local_irq_restore(flags);
 	atomic64_add(nr, &tier->used);
-	*slot = (atomic64_add_return(nr, &srv->next_key) - nr + 1) << NETRAM_SLOT_KEY_SHIFT |
-		srv->index;
+	*slot = netram_make_slot(key, servers, nt->copies);
 	return nr;
-}
-
-static struct netram_server *netram_slot_server(struct netram_tier *nt, u64 slot)
-{
-	return nt->servers[slot & NETRAM_SLOT_SERVER_MASK];
 }
 
 static void netram_free_slots(struct nswap2l_tier *tier, const u64 *slots,
 			      unsigned int nr, bool written)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
-	unsigned long to_send = 0;
-	unsigned int i;
+	unsigned long to_send = 0, flags;
+	unsigned int i, copy;
 
 	BUILD_BUG_ON(NETRAM_MAX_SERVERS > BITS_PER_LONG);
+	BUILD_BUG_ON(NETRAM_MAX_SERVERS > NETRAM_SLOT_SERVER_MASK + 1);
 	for (i = 0; i < nr; i++) {
-		struct netram_server *srv = netram_slot_server(nt, slots[i]);
+		u64 key = netram_slot_key(slots[i]);
 
-		atomic64_dec(&srv->held);
-		if (written) {
-			netram_queue_free(srv, netram_slot_key(slots[i]));
-			__set_bit(srv->index, &to_send);
-		} else {
-			atomic64_inc(&srv->free_estimate);
+		for (copy = 0; copy < netram_slot_copies(slots[i]); copy++) {
+			struct netram_server *srv = netram_copy_server(nt, slots[i], copy);
+
+			spin_lock_irqsave(&srv->lock, flags);
+			atomic64_dec(&srv->held);
+			if (netram_copy_lost(srv, key)) {
+				/* Gone with the server's namespace: nothing to free there. */
+				WRITE_ONCE(srv->lost_held, srv->lost_held - 1);
+			} else if (written) {
+				netram_add_free_key(srv, key);
+				__set_bit(srv->index, &to_send);
+			} else {
+				atomic64_inc(&srv->free_estimate);
+			}
+			spin_unlock_irqrestore(&srv->lock, flags);
 		}
 	}
 	atomic64_sub(nr, &tier->used);
@@ -151,20 +193,133 @@ static void netram_free_slots(struct nswap2l_tier *tier, const u64 *slots,
 		netram_queue_io(nt->servers[i]);
 }
 
+/*
+ * The copy a read tries after @tries failures, or -1 when none is left.
+ * Pages spread their reads over both copies (by key); a first try skips a
+ * copy known to be lost.
+ */
+static int netram_read_copy(struct netram_server *const *servers, u64 slot,
+			    unsigned int tries)
+{
+	unsigned int copies = netram_slot_copies(slot);
+	u64 key = netram_slot_key(slot);
+	unsigned int first = copies > 1 ? key & 1 : 0;
+
+	if (tries >= copies)
+		return -1;
+	if (!tries && copies > 1 &&
+	    netram_copy_lost(servers[netram_slot_server_index(slot, first)], key))
+		return first ^ 1;
+	return (first + tries) % copies;
+}
+
+static int netram_send_read(struct netram_tier *nt, struct bio *bio, u64 slot,
+			    unsigned int copy)
+{
+	struct netram_server *srv = netram_copy_server(nt, slot, copy);
+
+	/* Remapped, like a block tier: the key is the page number on the server. */
+	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
+	netram_queue_bio(srv, bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * A mirrored write goes out as two clones (dm-raid1's way: the bio itself
+ * is sent nowhere), so that one sent again after a failure starts afresh;
+ * the first clone carries the count of the two.
+ */
+struct netram_mirror_write {
+	struct bio *orig;
+	atomic_t pending;
+	blk_status_t status;
+	struct bio first;	/* last: a bio_set's front_pad */
+};
+
+static void netram_mirror_endio(struct bio *clone)
+{
+	struct netram_mirror_write *mw = clone->bi_private;
+	struct bio *orig = mw->orig;
+
+	if (clone->bi_status)
+		WRITE_ONCE(mw->status, clone->bi_status);
+	if (clone != &mw->first)
+		bio_put(clone);
+	if (atomic_dec_and_test(&mw->pending)) {
+		orig->bi_status = READ_ONCE(mw->status);
+		bio_put(&mw->first);
+		bio_endio(orig);
+	}
+}
+
+static int netram_map_mirrored(struct netram_tier *nt, struct bio *bio, u64 slot)
+{
+	struct netram_server *first = netram_copy_server(nt, slot, 0);
+	struct netram_server *second = netram_copy_server(nt, slot, 1);
+	u64 key = netram_slot_key(slot);
+	struct netram_mirror_write *mw;
+	struct bio *a, *b = NULL;
+
+	/* Both copies or neither: one that is lost sends the pages to a new pair. */
+	if (netram_copy_lost(first, key) || netram_copy_lost(second, key)) {
+		bio_io_error(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	/* From two pools: one allocation never waits for the other. */
+	a = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &nt->mirror_bios[0]);
+	if (a)
+		b = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &nt->mirror_bios[1]);
+	if (!b) {
+		if (a)
+			bio_put(a);
+		bio_io_error(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	mw = container_of(a, struct netram_mirror_write, first);
+	mw->orig = bio;
+	mw->status = BLK_STS_OK;
+	atomic_set(&mw->pending, 2);
+	a->bi_end_io = b->bi_end_io = netram_mirror_endio;
+	a->bi_private = b->bi_private = mw;
+	netram_queue_bio(second, b);
+	netram_queue_bio(first, a);
+	return DM_MAPIO_SUBMITTED;
+}
+
 static int netram_map(struct nswap2l_tier *tier, struct bio *bio, u64 slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
 
-	/* Remapped, like a block tier: the key is the page number on the server. */
+	if (bio_data_dir(bio) == READ)
+		return netram_send_read(nt, bio, slot, netram_read_copy(nt->servers, slot, 0));
+
 	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
-	netram_queue_bio(netram_slot_server(nt, slot), bio);
+	if (netram_slot_copies(slot) > 1)
+		return netram_map_mirrored(nt, bio, slot);
+	netram_queue_bio(netram_copy_server(nt, slot, 0), bio);
 	return DM_MAPIO_SUBMITTED;
 }
 
-/* A bio goes in one PUT or GET. */
+static int netram_map_retry(struct nswap2l_tier *tier, struct bio *bio, u64 slot,
+			    unsigned int tries)
+{
+	struct netram_tier *nt = to_netram_tier(tier);
+	int copy = netram_read_copy(nt->servers, slot, tries);
+
+	if (copy < 0)
+		return DM_MAPIO_KILL;
+	return netram_send_read(nt, bio, slot, copy);
+}
+
+/* A bio goes in one PUT or GET to each copy. */
 static unsigned int netram_max_run(struct nswap2l_tier *tier, u64 slot)
 {
-	return READ_ONCE(netram_slot_server(to_netram_tier(tier), slot)->max_pages);
+	struct netram_tier *nt = to_netram_tier(tier);
+	unsigned int copy, max = UINT_MAX;
+
+	for (copy = 0; copy < netram_slot_copies(slot); copy++)
+		max = min(max, READ_ONCE(netram_copy_server(nt, slot, copy)->max_pages));
+	return max;
 }
 
 /*----------------------------------------------------------------
@@ -218,6 +373,7 @@ static void netram_emit_status(struct nswap2l_tier *tier, char *result,
 		DMEMIT(" ");
 		sz += netram_format_server(nt->servers[i], result + sz, maxlen - sz);
 	}
+	netram_emit_recovery(nt, result, maxlen, &sz);
 	*sz_ptr = sz;
 }
 
@@ -313,6 +469,8 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 	srv->addr = *addr;
 	snprintf(srv->name, sizeof(srv->name), "%pI4:%u", &addr->sin_addr,
 		 ntohs(addr->sin_port));
+	get_random_bytes(srv->client_id, sizeof(srv->client_id));
+	srv->new_namespace_ok = true;
 	INIT_WORK(&srv->io_work, netram_io_work);
 	init_waitqueue_head(&srv->wait);
 	mutex_init(&srv->sock_mutex);
@@ -368,6 +526,82 @@ static int netram_connect_new_server(struct netram_tier *nt, struct dm_target *t
 	}
 	*result = srv;
 	return 0;
+}
+
+/* A removed server's slot that a new server may take, or NULL. */
+static struct netram_server *netram_free_slot(struct netram_tier *nt)
+{
+	unsigned int i;
+
+	for (i = 0; i < netram_nr_servers(nt); i++) {
+		struct netram_server *srv = nt->servers[i];
+
+		if (READ_ONCE(srv->state) == NETRAM_REMOVED && !atomic64_read(&srv->held) &&
+		    !READ_ONCE(srv->evict.running))
+			return srv;
+	}
+	return NULL;
+}
+
+/*
+ * Connect a new server in the slot of a removed one (no page names its
+ * index any more, and keys are never reused, so nothing of the old server
+ * can reach the new one).  @reserved: it takes no pages until
+ * netram_commit_reload().  On failure the slot is removed again.
+ */
+static int netram_reuse_slot(struct netram_tier *nt, struct dm_target *ti,
+			     struct netram_server *srv, const struct sockaddr_in *addr,
+			     bool reserved)
+{
+	int r;
+
+	netram_stop_server(srv);
+	mutex_lock(&srv->sock_mutex);
+	srv->stopping = false;
+	mutex_unlock(&srv->sock_mutex);
+	netram_reset_tx(srv);
+	spin_lock_irq(&srv->lock);
+	srv->addr = *addr;
+	snprintf(srv->name, sizeof(srv->name), "%pI4:%u", &addr->sin_addr,
+		 ntohs(addr->sin_port));
+	srv->state = NETRAM_CONNECTING;
+	srv->failed = false;
+	srv->draining = reserved;
+	srv->ever_up = false;
+	srv->first_done = false;
+	srv->first_result = 0;
+	srv->down_since = jiffies;
+	srv->nr_free_keys = 0;
+	srv->evict.nr_keys = 0;
+	srv->evict.nr_replies = 0;
+	srv->evict.nr_ready = 0;
+	WRITE_ONCE(srv->lost_below, 0);
+	WRITE_ONCE(srv->lost_held, 0);
+	srv->renew_id = false;
+	spin_unlock_irq(&srv->lock);
+	get_random_bytes(srv->client_id, sizeof(srv->client_id));
+	srv->new_namespace_ok = true;
+	atomic64_set(&srv->free_estimate, 0);
+	atomic64_set(&srv->free_reported, 0);
+	atomic64_set(&srv->bytes_sent, 0);
+	atomic64_set(&srv->bytes_received, 0);
+	atomic64_set(&srv->requests, 0);
+	atomic64_set(&srv->errors, 0);
+	atomic64_set(&srv->reconnects, 0);
+	atomic64_set(&srv->evict_asked, 0);
+	atomic64_set(&srv->evict_moved, 0);
+
+	r = netram_start_server(srv);
+	if (r)
+		netram_error(nt, ti, "Cannot start Network RAM thread",
+			     "cannot start the thread of server %s", srv->name);
+	else
+		r = netram_first_connection(srv, ti);
+	if (r) {
+		netram_stop_server(srv);
+		netram_remove_slot(srv);
+	}
+	return r;
 }
 
 /*
@@ -432,6 +666,8 @@ static void netram_destroy(struct nswap2l_tier *tier)
 		destroy_workqueue(nt->wq);
 	if (!IS_ERR_OR_NULL(nt->hmac))
 		crypto_free_shash(nt->hmac);
+	bioset_exit(&nt->mirror_bios[0]);
+	bioset_exit(&nt->mirror_bios[1]);
 	kfree(nt);
 }
 
@@ -455,9 +691,22 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 	/* No FREE or EVICT answer goes out before the device is first resumed. */
 	nt->suspended = true;
 	nt->choice = &nswap2l_most_free_server;
-	get_random_bytes(nt->client_id, sizeof(nt->client_id));
+	nt->reliability = opts->reliability;
+	nt->copies = opts->reliability == NSWAP2L_RELIABILITY_MIRROR ? 2 : 1;
+	spin_lock_init(&nt->recovery.lock);
 	mutex_init(&nt->servers_mutex);
 	INIT_DELAYED_WORK(&nt->watchdog, netram_watchdog);
+
+	if (nt->copies > 1) {
+		r = bioset_init(&nt->mirror_bios[0], NETRAM_TAGS,
+				offsetof(struct netram_mirror_write, first), 0);
+		if (!r)
+			r = bioset_init(&nt->mirror_bios[1], NETRAM_TAGS, 0, 0);
+		if (r) {
+			ti->error = "Cannot allocate mirror bios";
+			goto bad;
+		}
+	}
 
 	nt->hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);
 	if (IS_ERR(nt->hmac)) {
@@ -549,6 +798,10 @@ static void netram_cancel_reload(struct nswap2l_tier *tier, void *change)
 
 	for (i = 0; i < reload->nr_added; i++)
 		netram_destroy_server(reload->added[i]);
+	for (i = 0; i < reload->nr_reused; i++) {
+		netram_stop_server(reload->reused[i]);
+		netram_remove_slot(reload->reused[i]);
+	}
 	kfree(reload);
 }
 
@@ -587,19 +840,28 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 		}
 	}
 	for (i = 0; !r && i < nr; i++) {
+		struct netram_server *slot;
+
 		if (netram_live_server(nt, &addrs[i]))
 			continue;
-		if (netram_nr_servers(nt) + reload->nr_added == NETRAM_MAX_SERVERS) {
+		if (netram_nr_servers(nt) + reload->nr_added < NETRAM_MAX_SERVERS) {
+			r = netram_connect_new_server(nt, ti, &addrs[i],
+						      &reload->added[reload->nr_added]);
+			if (!r)
+				reload->nr_added++;
+			continue;
+		}
+		slot = netram_free_slot(nt);
+		if (!slot) {
 			netram_error(nt, ti, "Too many Network RAM servers",
-				     "a device has at most %u servers, removed ones included",
+				     "a device has at most %u servers at a time",
 				     NETRAM_MAX_SERVERS);
 			r = -EINVAL;
 			break;
 		}
-		r = netram_connect_new_server(nt, ti, &addrs[i],
-					      &reload->added[reload->nr_added]);
+		r = netram_reuse_slot(nt, ti, slot, &addrs[i], true);
 		if (!r)
-			reload->nr_added++;
+			reload->reused[reload->nr_reused++] = slot;
 	}
 	mutex_unlock(&nt->servers_mutex);
 	if (r) {
@@ -618,6 +880,11 @@ static void netram_commit_reload(struct nswap2l_tier *tier, void *change)
 
 	mutex_lock(&nt->servers_mutex);
 	WRITE_ONCE(nt->timeout, reload->timeout);
+	for (i = 0; i < reload->nr_reused; i++) {
+		WRITE_ONCE(reload->reused[i]->draining, false);
+		DMINFO("%s: server %s added by the reloaded table", netram_dev_name(nt),
+		       reload->reused[i]->name);
+	}
 	for (i = 0; i < reload->nr_added; i++) {
 		netram_publish_server(nt, reload->added[i]);
 		DMINFO("%s: server %s added by the reloaded table", netram_dev_name(nt),
@@ -644,15 +911,22 @@ static int netram_add_server(struct netram_tier *nt, const char *spec)
 		      netram_dev_name(nt), spec);
 		return -EINVAL;
 	}
-	if (netram_nr_servers(nt) == NETRAM_MAX_SERVERS) {
-		DMERR("%s: add_server %s: a device has at most %u servers, removed ones included",
-		      netram_dev_name(nt), spec, NETRAM_MAX_SERVERS);
-		return -EINVAL;
+	if (netram_nr_servers(nt) < NETRAM_MAX_SERVERS) {
+		r = netram_connect_new_server(nt, NULL, &addr, &srv);
+		if (r)
+			return r;
+		netram_publish_server(nt, srv);
+	} else {
+		srv = netram_free_slot(nt);
+		if (!srv) {
+			DMERR("%s: add_server %s: a device has at most %u servers at a time",
+			      netram_dev_name(nt), spec, NETRAM_MAX_SERVERS);
+			return -EINVAL;
+		}
+		r = netram_reuse_slot(nt, NULL, srv, &addr, false);
+		if (r)
+			return r;
 	}
-	r = netram_connect_new_server(nt, NULL, &addr, &srv);
-	if (r)
-		return r;
-	netram_publish_server(nt, srv);
 	DMINFO("%s: server %s added", netram_dev_name(nt), srv->name);
 	return 0;
 }
@@ -687,6 +961,7 @@ static const struct nswap2l_tier_ops netram_tier_ops = {
 	.max_run = netram_max_run,
 	.free_slots = netram_free_slots,
 	.map = netram_map,
+	.map_retry = netram_map_retry,
 	.emit_table_arg = netram_emit_table_arg,
 	.emit_status = netram_emit_status,
 	.show_servers = netram_show_servers,

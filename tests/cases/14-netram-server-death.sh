@@ -33,10 +33,17 @@ assert_eq "$3" 0 "pages with wrong contents"
 assert_eq "$1" "$h0" "readable pages (those on server 0)"
 assert_eq "$2" "$h1" "unreadable pages (those lost on server 1)"
 assert_ge "$(netram_stat nsw 1 reconnects)" 1 "reconnects to server 1"
+counted() { [ "$(nsw_recovery nsw recovering)" = 0 ] && [ "$(nsw_recovery nsw pages_lost)" != 0 ]; }
+wait_until 30 nsw "lost pages counted" counted
+assert_eq "$(nsw_recovery nsw pages_lost)" "$h1" "pages lost in status"
+assert_eq "$(nsw_recovery nsw copies_lost)" "$h1" "copies lost in status"
+dmesg | grep -q "server $(netram_server 1) came back without our namespace" ||
+	die "no dmesg line about the server that came back empty"
 
 # 2. rewrite everything (server 1 is back), then kill it for good
 blkpat write $DEV 0 $PAGES 8 || die "write seed 8"
 blkpat verify $DEV 0 $PAGES 8 || die "verify seed 8"
+assert_eq "$(nsw_recovery nsw copies_lost)" 0 "copies lost after the rewrite"
 h0=$(netram_stat nsw 0 held) h1=$(netram_stat nsw 1 held)
 assert_gt "$h1" 0 "pages on server 1 after rewrite"
 server_ctl kill 1 || die "kill server 1"

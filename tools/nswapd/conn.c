@@ -71,12 +71,13 @@ static void queue(struct conn *conn, const void *data, size_t len)
 		conn->ns->stats.bytes_out += len;
 }
 
-static void queue_header(struct conn *conn, uint16_t type, uint32_t tag, uint32_t count,
-			 uint32_t length, uint32_t status)
+static void queue_header(struct conn *conn, uint16_t type, uint16_t flags, uint32_t tag,
+			 uint32_t count, uint32_t length, uint32_t status)
 {
 	struct proto_header hdr = {
 		.magic = NSWAP2L_PROTO_MAGIC,
 		.type = type,
+		.flags = flags,
 		.tag = tag,
 		.count = count,
 		.length = length,
@@ -93,7 +94,7 @@ static void queue_header(struct conn *conn, uint16_t type, uint32_t tag, uint32_
 static void queue_reply(struct conn *conn, const struct proto_header *req, uint32_t status,
 			uint32_t length)
 {
-	queue_header(conn, req->type | NSWAP2L_MSG_REPLY, req->tag, req->count, length, status);
+	queue_header(conn, req->type | NSWAP2L_MSG_REPLY, 0, req->tag, req->count, length, status);
 	if (status != NSWAP2L_OK && conn->ns)
 		conn->ns->stats.errors++;
 }
@@ -145,6 +146,7 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	const struct server_config *cfg = &conn->srv->cfg;
 	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE];
 	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
+	bool found;
 
 	proto_client_id_hex(conn->hello.client_id, id_hex);
 	auth_client_mac(&cfg->key, conn->hello.client_id, conn->hello.client_nonce,
@@ -157,7 +159,7 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 		conn->state = CONN_CLOSING;
 		return;
 	}
-	conn->ns = server_bind_namespace(conn->srv, conn->hello.client_id);
+	conn->ns = server_bind_namespace(conn->srv, conn->hello.client_id, &found);
 	if (!conn->ns) {
 		log_error("peer %s: out of memory for a namespace, closing", conn->peer);
 		conn->state = CONN_CLOSING;
@@ -165,7 +167,10 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	}
 	auth_server_mac(&cfg->key, conn->hello.client_id, conn->hello.client_nonce,
 			conn->server_nonce, mac);
-	queue_reply(conn, &req->hdr, NSWAP2L_OK, sizeof(mac));
+	/* The client must know whether the pages it stored here still are. */
+	queue_header(conn, req->hdr.type | NSWAP2L_MSG_REPLY,
+		     found ? NSWAP2L_FLAG_NAMESPACE_FOUND : 0, req->hdr.tag, req->hdr.count,
+		     sizeof(mac), NSWAP2L_OK);
 	queue(conn, mac, sizeof(mac));
 	conn->state = CONN_READY;
 	log_info("peer %s: client %s authenticated%s", conn->peer, id_hex,
@@ -368,7 +373,7 @@ uint64_t conn_ask_eviction(struct conn *conn, uint64_t want)
 			break;
 		for (i = 0; i < n; i++)
 			proto_put_key(payload, i, keys[i]);
-		queue_header(conn, NSWAP2L_MSG_EVICT, first_tag + msg, n, n * PROTO_KEY_SIZE,
+		queue_header(conn, NSWAP2L_MSG_EVICT, 0, first_tag + msg, n, n * PROTO_KEY_SIZE,
 			     NSWAP2L_OK);
 		queue(conn, payload, n * PROTO_KEY_SIZE);
 		conn->evict_unanswered |= 1ull << msg;

@@ -59,7 +59,9 @@ static void drain_output(struct conn *conn)
 
 		FUZZ_ASSERT(len - pos >= PROTO_HEADER_SIZE);
 		proto_decode_header(stream + pos, &hdr);
-		FUZZ_ASSERT(hdr.magic == NSWAP2L_PROTO_MAGIC && hdr.flags == 0);
+		FUZZ_ASSERT(hdr.magic == NSWAP2L_PROTO_MAGIC);
+		FUZZ_ASSERT(hdr.flags == 0 || (hdr.type == (NSWAP2L_MSG_AUTH | NSWAP2L_MSG_REPLY) &&
+					       hdr.flags == NSWAP2L_FLAG_NAMESPACE_FOUND));
 		FUZZ_ASSERT(hdr.length <= NSWAP2L_PROTO_MAX_PAYLOAD);
 		FUZZ_ASSERT(len - pos - PROTO_HEADER_SIZE >= hdr.length);
 		if (hdr.type == (NSWAP2L_MSG_GET | NSWAP2L_MSG_REPLY) && hdr.status == NSWAP2L_OK)

@@ -267,7 +267,7 @@ static void recv_message(struct client *cl)
 
 	if (r > 0) {
 		proto_decode_header(buf, hdr);
-		if (hdr->magic != NSWAP2L_PROTO_MAGIC || hdr->flags ||
+		if (hdr->magic != NSWAP2L_PROTO_MAGIC || (hdr->flags & ~NSWAP2L_FLAG_NAMESPACE_FOUND) ||
 		    hdr->length > NSWAP2L_PROTO_MAX_PAYLOAD) {
 			printf("server sent a malformed header\n");
 			finish("badserver");

@@ -222,13 +222,14 @@ void server_tick(struct server *srv, const struct mem_sample *mem)
 }
 
 struct namespace *server_bind_namespace(struct server *srv,
-					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE])
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE], bool *found)
 {
 	struct namespace *ns;
 
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		if (!memcmp(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE))
 			break;
+	*found = ns;
 	if (!ns) {
 		ns = calloc(1, sizeof(*ns));
 		if (!ns)

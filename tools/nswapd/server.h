@@ -90,9 +90,12 @@ void server_release_memory(struct server *srv);
  */
 void server_tick(struct server *srv, const struct mem_sample *mem);
 
-/* For conn.c: a connection authenticated as / left namespace id. */
+/*
+ * For conn.c: a connection authenticated as / left namespace id; *found
+ * says whether the namespace existed before.
+ */
 struct namespace *server_bind_namespace(struct server *srv,
-					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE]);
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE], bool *found);
 void server_unbind_namespace(struct server *srv, struct namespace *ns);
 /* For conn.c: conn answered every EVICT of its round, or closed. */
 void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left);

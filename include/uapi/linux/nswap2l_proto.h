@@ -12,7 +12,8 @@
  *   HELLO (versions, client id, nonce) ->
  *                                     <- HELLO reply (version, server nonce)
  *   AUTH (HMAC proving the key)        ->
- *                                     <- AUTH reply (HMAC proving the key)
+ *                                     <- AUTH reply (HMAC proving the key,
+ *                                        flag: namespace found)
  *   then PUT / GET / FREE requests, many in flight, each with a tag the
  *   client chooses; the server answers each with a reply carrying the same
  *   tag, the same type | NSWAP2L_MSG_REPLY, a status and its free capacity.
@@ -114,10 +115,19 @@ enum nswap2l_status {
 /* Capabilities, announced in HELLO and HELLO reply. */
 #define NSWAP2L_CAP_EVICT	(1ULL << 0)	/* client takes EVICT messages */
 
+/*
+ * Header flags: 0, except in the AUTH reply, where the server says whether
+ * it already held a namespace for this client id.  Without the flag the
+ * namespace is new: every page the client stored there before is gone (the
+ * server restarted, or freed them after its grace period), and the client
+ * must never read one of them.
+ */
+#define NSWAP2L_FLAG_NAMESPACE_FOUND	0x1
+
 struct nswap2l_msg_header {
 	__le32 magic;		/* NSWAP2L_PROTO_MAGIC */
 	__le16 type;		/* enum nswap2l_msg_type, | REPLY in replies */
-	__le16 flags;		/* 0 */
+	__le16 flags;		/* NSWAP2L_FLAG_*, see above */
 	__le32 tag;		/* chosen by the requester, echoed in the reply */
 	__le32 count;		/* keys or pages in the payload */
 	__le32 length;		/* payload bytes after this header */

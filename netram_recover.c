@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copies lost with a server.  A server that is failed (unreachable or
+ * stalled longer than the timeout) or that comes back with a new namespace
+ * (restarted) has lost every page stored on it so far: the keys below its
+ * lost_below.  From then on no read is sent there for them, and a write to
+ * a page with a lost copy is given a new home by the core.
+ *
+ * Recovery is a move job over the map: every page with a lost copy and a
+ * surviving one is read from the survivor and written to a new home chosen
+ * by placement (a new pair of servers, or flash when no two servers have
+ * room); the mover's flagging keeps a racing write, discard or prefetch
+ * from being undone.  Pages with no copy left are counted: they read as EIO
+ * until they are written or discarded, never as zeros or old data.
+ * Passes repeat while copies are lost meanwhile or writes raced a move.
+ *
+ * A pass counts the pages lost by the losses before it started (each
+ * server's lost_below then) and not by those an earlier pass counted: each
+ * lost page is counted once.
+ */
+#include "netram.h"
+
+static bool netram_recovery_wants(struct nswap2l_move_job *job, u64 slot)
+{
+	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
+	struct netram_recovery *rec = &nt->recovery;
+	unsigned int copy, lost = 0, lost_in_pass = 0, lost_before = 0;
+	unsigned int copies = netram_slot_copies(slot);
+	u64 key = netram_slot_key(slot);
+
+	for (copy = 0; copy < copies; copy++) {
+		unsigned int i = netram_slot_server_index(slot, copy);
+
+		lost += netram_copy_lost(nt->servers[i], key);
+		lost_in_pass += key < rec->pass_below[i];
+		lost_before += key < rec->counted_below[i];
+	}
+	/* One look per page and pass, on the mover's thread alone. */
+	if (lost_in_pass == copies && lost_before < copies)
+		rec->pass_lost++;
+	return lost && lost < copies;
+}
+
+/* A pass starts: the losses it counts.  Called with rec->lock held. */
+static void netram_begin_pass(struct netram_tier *nt)
+{
+	struct netram_recovery *rec = &nt->recovery;
+	unsigned int i;
+
+	for (i = 0; i < netram_nr_servers(nt); i++)
+		rec->pass_below[i] = READ_ONCE(nt->servers[i]->lost_below);
+	rec->pass_lost = 0;
+}
+
+static void netram_recovery_done(struct nswap2l_move_job *job)
+{
+	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
+	struct netram_recovery *rec = &nt->recovery;
+	bool again;
+
+	spin_lock_irq(&rec->lock);
+	rec->moved += job->moved;
+	rec->pages_lost += rec->pass_lost;
+	memcpy(rec->counted_below, rec->pass_below, sizeof(rec->counted_below));
+	/* A write racing a move leaves that page for the next pass. */
+	again = rec->again || (job->moved && job->left);
+	rec->again = false;
+	rec->running = again;
+	if (again)
+		netram_begin_pass(nt);
+	else
+		rec->last_ms = jiffies_to_msecs(jiffies - rec->started);
+	spin_unlock_irq(&rec->lock);
+
+	if (again && nswap2l_queue_move(nt->tier.nc, job))
+		return;
+	if (again) {
+		spin_lock_irq(&rec->lock);
+		rec->running = false;
+		spin_unlock_irq(&rec->lock);
+		return;
+	}
+	if (job->left)
+		DMERR("%s: recovery: %u pages with a lost copy could not be moved (no room elsewhere, or unreadable)",
+		      netram_dev_name(nt), job->left);
+	DMINFO("%s: recovery done in %llu ms: %llu pages copied again, %llu pages lost so far",
+	       netram_dev_name(nt), rec->last_ms, rec->moved, rec->pages_lost);
+}
+
+void netram_queue_recovery(struct netram_tier *nt)
+{
+	struct netram_recovery *rec = &nt->recovery;
+	unsigned long flags;
+	bool start;
+
+	spin_lock_irqsave(&rec->lock, flags);
+	start = !rec->running;
+	if (start) {
+		rec->running = true;
+		rec->started = jiffies;
+		rec->moved = 0;
+		netram_begin_pass(nt);
+	} else {
+		rec->again = true;
+	}
+	spin_unlock_irqrestore(&rec->lock, flags);
+	if (!start)
+		return;
+	rec->job.tier = &nt->tier;
+	rec->job.wants = netram_recovery_wants;
+	rec->job.done = netram_recovery_done;
+	if (!nswap2l_queue_move(nt->tier.nc, &rec->job)) {
+		spin_lock_irqsave(&rec->lock, flags);
+		rec->running = false;
+		spin_unlock_irqrestore(&rec->lock, flags);
+	}
+}
+
+void netram_lose_copies(struct netram_server *srv, const char *why)
+{
+	struct netram_tier *nt = srv->nt;
+	unsigned long flags;
+	s64 lost;
+
+	spin_lock_irqsave(&srv->lock, flags);
+	/* Every key handed out so far; later ones cannot go to this server. */
+	WRITE_ONCE(srv->lost_below, atomic64_read(&nt->next_key) + 1);
+	lost = atomic64_read(&srv->held);
+	WRITE_ONCE(srv->lost_held, lost);
+	spin_unlock_irqrestore(&srv->lock, flags);
+	netram_update_capacity(nt);
+	if (lost)
+		DMERR("%s: server %s %s: the %lld pages stored there are lost%s",
+		      netram_dev_name(nt), srv->name, why, lost,
+		      nt->copies > 1 ? "; copying them again from their mirrors" : "");
+	netram_queue_recovery(nt);
+}
+
+/*
+ * Status: <reliability> <copies_lost> <pages_lost> <recovering> <recovery_ms>:
+ * copies lost and still referenced now, pages lost ever, a recovery
+ * running, and how long the last one took.
+ */
+void netram_emit_recovery(struct netram_tier *nt, char *result, unsigned int maxlen,
+			  unsigned int *sz_ptr)
+{
+	struct netram_recovery *rec = &nt->recovery;
+	unsigned int sz = *sz_ptr, i;
+	s64 copies_lost = 0;
+	u64 pages_lost, last_ms;
+	bool running;
+
+	for (i = 0; i < netram_nr_servers(nt); i++)
+		copies_lost += READ_ONCE(nt->servers[i]->lost_held);
+	spin_lock_irq(&rec->lock);
+	pages_lost = rec->pages_lost;
+	running = rec->running;
+	last_ms = rec->last_ms;
+	spin_unlock_irq(&rec->lock);
+	DMEMIT(" %s %lld %llu %u %llu", nswap2l_reliability_names[nt->reliability], copies_lost,
+	       pages_lost, running, last_ms);
+	*sz_ptr = sz;
+}

@@ -1,0 +1,95 @@
+# reliability=mirror: every Network RAM page has a copy on two distinct
+# servers.  A server killed (SIGKILL) while fio writes loses nothing: reads
+# go to the other copy, a write to a page with a lost copy goes to a new
+# pair, and recovery copies the pages again until every one has two copies
+# (copies_lost 0).  The server restarted comes back empty and takes new
+# pages.  Then two servers killed at once: only the pages whose two copies
+# were on them are lost; they read as EIO, never as wrong data, and status
+# counts them.
+# mem: 256M
+# servers: 3
+# disks: flash=64M
+# timeout: 900
+
+load_nswap2l
+netram_load_key >/dev/null
+KEY=$(netram_table_arg | cut -d' ' -f2)
+S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2)
+DEV=/dev/mapper/nsw
+PAGES=8192                                  # 32 MiB
+dm_create nsw "0 $((PAGES * 8)) nswap2l 5 netram=$S0,$S1,$S2 $KEY flash=$FLASH timeout=3 reliability=mirror" ||
+	die "create failed"
+dmsetup table nsw | grep -q " reliability=mirror" || die "table: $(dmsetup table nsw)"
+nsw_check_shape nsw 2 3
+assert_eq "$(nsw_recovery nsw reliability)" mirror "reliability in status"
+held_sum() { echo $(($(netram_stat nsw 0 held) + $(netram_stat nsw 1 held) + $(netram_stat nsw 2 held))); }
+recovered() { [ "$(nsw_recovery nsw recovering)" = 0 ] && [ "$(nsw_recovery nsw copies_lost)" = "$1" ]; }
+
+# 1. two copies of every page, on distinct servers
+blkpat write $DEV 0 $PAGES 5 || die "blkpat write"
+assert_eq "$(tier_stat nsw netram used)" $PAGES "pages in Network RAM"
+assert_eq "$(held_sum)" $((2 * PAGES)) "copies on the servers"
+for i in 0 1 2; do assert_gt "$(netram_stat nsw $i held)" 0 "copies on server $i"; done
+
+# 2. SIGKILL a server in the middle of fio's random writes
+netram_writes() { tier_stat nsw netram writes; }
+w0=$(netram_writes)
+fio --name=mirror --filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --bs=4k \
+	--size=$((PAGES * 4))k --rw=randwrite --randseed=7 --verify=crc32c --verify_fatal=1 \
+	--do_verify=1 --eta=never --output=/tmp/mirror.out &
+fio_pid=$!
+writing() { [ "$(netram_writes)" -gt $((w0 + 1500)) ]; }
+wait_until 60 nsw "fio writing" writing
+server_ctl kill 1 || die "kill server 1"
+kill -0 $fio_pid 2>/dev/null || die "fio ended before the server was killed"
+log "server 1 killed after $(($(netram_writes) - w0)) page writes"
+wait $fio_pid || { cat /tmp/mirror.out; die "fio verify failed after a server died (mirror)"; }
+failed1() { [ "$(netram_stat nsw 1 state)" = failed ]; }
+wait_until 30 nsw "server 1 failed" failed1
+wait_until 120 nsw "recovery done" recovered 0
+show_status nsw
+dmesg | grep -q "recovery done" || die "no dmesg line for the recovery"
+assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost with one server dead"
+assert_gt "$(nsw_recovery nsw recovery_ms)" 0 "recovery time"
+assert_eq "$(netram_stat nsw 1 held)" 0 "copies left on the dead server"
+assert_eq "$(held_sum)" $((2 * $(tier_stat nsw netram used))) "two copies of every Network RAM page"
+run_fio verify-after-recovery --name=mirror --filename=$DEV --ioengine=libaio --iodepth=16 \
+	--direct=1 --bs=4k --size=$((PAGES * 4))k --rw=randwrite --randseed=7 --verify=crc32c \
+	--verify_fatal=1 --verify_only
+
+# 3. the server restarts empty: it is fresh, and takes new pages again
+server_ctl start 1 || die "restart server 1"
+up1() { [ "$(netram_stat nsw 1 state)" = up ]; }
+wait_until 30 nsw "server 1 up" up1
+blkdiscard $DEV || die "blkdiscard"           # new pages are placed afresh
+assert_eq "$(held_sum)" 0 "copies held after the discard"
+blkpat write $DEV 0 $PAGES 6 || die "blkpat write after the restart"
+blkpat verify $DEV 0 $PAGES 6 || die "blkpat verify after the restart"
+assert_gt "$(netram_stat nsw 1 held)" 0 "copies on the restarted server"
+assert_eq "$(nsw_recovery nsw copies_lost)" 0 "copies lost"
+
+# 4. two servers killed at once: pages with both copies on them are lost
+h=$(held_sum)
+server_ctl kill 0 || die "kill server 0"
+server_ctl kill 2 || die "kill server 2"
+failed02() { [ "$(netram_stat nsw 0 state)" = failed ] && [ "$(netram_stat nsw 2 state)" = failed ]; }
+wait_until 30 nsw "servers 0 and 2 failed" failed02
+lost_pairs() { [ "$(nsw_recovery nsw recovering)" = 0 ]; }
+wait_until 120 nsw "recovery done" lost_pairs
+show_status nsw
+set -- $(blkpat scan $DEV 0 $PAGES 6 | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p')
+log "after two servers died: ok=$1 eio=$2 bad=$3 (copies held before: $h)"
+assert_eq "$3" 0 "pages with wrong contents"
+assert_eq "$(($1 + $2))" $PAGES "pages scanned"
+assert_gt "$2" 0 "pages lost (both copies on the dead servers)"
+assert_gt "$1" "$2" "pages that survived through server 1"
+assert_eq "$(nsw_recovery nsw pages_lost)" "$2" "pages lost in status"
+assert_eq "$(nsw_recovery nsw copies_lost)" $((2 * $2)) "copies lost in status (two per lost page)"
+assert_gt "$(tier_stat nsw flash used)" 0 "pages recovered to flash (one server left)"
+
+# 5. writing the lost pages again makes them whole
+blkpat write $DEV 0 $PAGES 7 || die "blkpat write with one server left"
+blkpat verify $DEV 0 $PAGES 7 || die "blkpat verify with one server left"
+assert_eq "$(nsw_recovery nsw copies_lost)" 0 "copies lost after rewriting"
+dm_remove nsw || die "remove"
+log "ok"
