@@ -1,6 +1,7 @@
 # Servers added and drained at run time while fio writes and verifies: a
 # drained server's pages move elsewhere before it is disconnected; full
 # servers spill to flash and disk.  Wrong add/remove requests are refused.
+# A server added and removed 16 times reuses the slots of removed ones.
 # mem: 256M
 # servers: 3 max=16M
 # disks: flash=16M disk=64M
@@ -53,5 +54,21 @@ dmesg | grep -q "server $S0 drained" || die "no dmesg line for the drained serve
 blkpat verify $DEV 0 2048 41 || die "pages written before the changes"
 # shellcheck disable=SC2086
 run_fio busy-verify --name=busy $COMMON --offset=8M --size=40M --randseed=43 --rw=randwrite --verify_only
+
+# A removed server's slot is taken by the next one added: 16 servers at a
+# time, any number over the device's life.  Each round places new pages on
+# the added server (the most free), drains them off and reads them back.
+s0_removed() { [ "$(netram_stat_of nsw "$S0" state)" = removed ]; }
+for round in $(seq 1 16); do
+	dmsetup message nsw 0 add_server "$S0" || die "add_server $S0, round $round"
+	blkdiscard -o 0 -l 256K $DEV || die "blkdiscard, round $round"
+	blkpat write $DEV 0 64 $((100 + round)) || die "blkpat write, round $round"
+	assert_gt "$(netram_stat_of nsw "$S0" held)" 0 "pages on $S0, round $round"
+	dmsetup message nsw 0 remove_server "$S0" || die "remove_server $S0, round $round"
+	wait_until 60 nsw "$S0 removed, round $round" s0_removed
+	blkpat verify $DEV 0 64 $((100 + round)) || die "pages drained off $S0, round $round"
+done
+show_status nsw
+assert_eq "$(dmsetup status nsw | awk '{ print $(10 + $5 * 6) }')" 16 "server slots"
 dm_remove nsw || die "remove"
 log "ok"

@@ -119,13 +119,18 @@ nsw_recovery() {
 	{ b = 10 + $5 * 6; if (NF < b || !(f in off)) { print "missing"; exit } print $(b + $b * 11 + off[f]) }'
 }
 # netram_stat_of name ADDR FIELD: like netram_stat, for the server at ADDR
-# (the last one: a server removed and added again gets a new entry)
+# (the one not removed, if any: a server removed and added again may be in
+# a new slot or in a removed one's)
 netram_stat_of() {
 	dmsetup status "$1" | awk -v a="$2" -v f="$3" '
 	BEGIN { split("addr state held free inflight sent received errors reconnects evict_asked evict_moved", names, " ")
 		for (i in names) off[names[i]] = i - 1 }
-	{ b = 10 + $5 * 6; v = "missing"
-	  for (s = 0; s < $b; s++) if ($(b + 1 + s * 11) == a) v = $(b + 1 + s * 11 + off[f])
+	{ b = 10 + $5 * 6; v = "missing"; live = 0
+	  for (s = 0; s < $b; s++) {
+		e = b + 1 + s * 11
+		if ($e != a || (live && $(e + 1) == "removed")) continue
+		v = $(e + off[f]); live = $(e + 1) != "removed"
+	  }
 	  print v }'
 }
 # sum of a tier field over all tiers
