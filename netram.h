@@ -36,6 +36,13 @@
 #define NETRAM_FREE_BATCH	512	/* keys per FREE message */
 #define NETRAM_FREE_QUEUE	8192	/* keys waiting to be freed, per server */
 #define NETRAM_HANDSHAKE_TIMEOUT (5 * HZ)
+/*
+ * A connection idle for half the timeout carries a heartbeat: a FREE of key
+ * 0, which no page has (keys start at 1) and which every server answers.
+ * A server that does not answer it in time fails like any other request, so
+ * a dead or stalled server is found before a read needs it.
+ */
+#define NETRAM_HEARTBEAT_KEY	0
 #define NETRAM_BACKOFF_MIN	(HZ / 10)
 #define NETRAM_BACKOFF_MAX	(10 * HZ)
 
@@ -149,6 +156,7 @@ struct netram_server {
 	int first_result;		/* of the first connection attempt */
 	bool first_done;
 	unsigned long down_since;
+	unsigned long last_sent;	/* jiffies, the last request message taken */
 	struct bio_list queue;		/* PUT and GET bios, in arrival order */
 	u64 *free_keys;
 	unsigned int nr_free_keys;

@@ -253,6 +253,7 @@ static int netram_connect(struct netram_server *srv)
 
 	spin_lock_irq(&srv->lock);
 	srv->state = NETRAM_UP;
+	srv->last_sent = jiffies;
 	srv->failed = false;
 	srv->connections++;
 	if (srv->ever_up)
@@ -397,7 +398,7 @@ void netram_stop_server(struct netram_server *srv)
 }
 
 /*----------------------------------------------------------------
- * Watchdog: per-request timeouts and servers down for too long
+ * Watchdog: per-request timeouts, heartbeats, servers down for too long
  *--------------------------------------------------------------*/
 void netram_watchdog(struct work_struct *work)
 {
@@ -408,7 +409,7 @@ void netram_watchdog(struct work_struct *work)
 
 	for (i = 0; i < netram_nr_servers(nt); i++) {
 		struct netram_server *srv = nt->servers[i];
-		bool timed_out = false, give_up = false, failed, lose;
+		bool timed_out = false, give_up = false, heartbeat = false, failed, lose;
 
 		spin_lock_irq(&srv->lock);
 		if (srv->state == NETRAM_UP && netram_overdue(srv, timeout)) {
@@ -420,6 +421,11 @@ void netram_watchdog(struct work_struct *work)
 			srv->failed = true;
 		}
 		failed = srv->failed;
+		if (srv->state == NETRAM_UP && !failed && !srv->busy_tags && !srv->nr_free_keys &&
+		    time_after(jiffies, srv->last_sent + timeout / 2)) {
+			netram_add_free_key(srv, NETRAM_HEARTBEAT_KEY);
+			heartbeat = true;
+		}
 		/*
 		 * With copies elsewhere, failed is dead: its pages are copied
 		 * again, and if it comes back it comes back empty.  Without,
@@ -442,6 +448,8 @@ void netram_watchdog(struct work_struct *work)
 			      netram_dev_name(nt), srv->name, jiffies_to_msecs(timeout) / 1000);
 		if (failed)
 			netram_fail_queued(srv);
+		if (heartbeat)
+			netram_queue_io(srv);
 	}
 	queue_delayed_work(nt->wq, &nt->watchdog, HZ);
 }

@@ -169,6 +169,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	atomic64_inc(&srv->requests);
 	msg->seq = srv->next_seq++;
 	msg->sent_at = jiffies;
+	srv->last_sent = jiffies;
 	return msg;
 }
 

@@ -5,7 +5,8 @@
 # (copies_lost 0).  The server restarted comes back empty and takes new
 # pages.  Then two servers killed at once: only the pages whose two copies
 # were on them are lost; they read as EIO, never as wrong data, and status
-# counts them.
+# counts them.  Last, an idle server that stops answering is found by the
+# heartbeat, and its pages are copied again before anyone reads them.
 # mem: 256M
 # servers: 3
 # disks: flash=64M
@@ -91,5 +92,22 @@ assert_gt "$(tier_stat nsw flash used)" 0 "pages recovered to flash (one server 
 blkpat write $DEV 0 $PAGES 7 || die "blkpat write with one server left"
 blkpat verify $DEV 0 $PAGES 7 || die "blkpat verify with one server left"
 assert_eq "$(nsw_recovery nsw copies_lost)" 0 "copies lost after rewriting"
+
+# 6. an idle server that stops answering (SIGSTOP) is found by the heartbeat
+server_ctl start 0 || die "restart server 0"
+server_ctl start 2 || die "restart server 2"
+up02() { [ "$(netram_stat nsw 0 state)" = up ] && [ "$(netram_stat nsw 2 state)" = up ]; }
+wait_until 30 nsw "servers 0 and 2 up" up02
+blkdiscard $DEV || die "blkdiscard"
+blkpat write $DEV 0 $PAGES 8 || die "blkpat write on three servers again"
+assert_gt "$(netram_stat nsw 2 held)" 0 "copies on server 2"
+sent=$(netram_stat nsw 2 sent)
+server_ctl stop 2 || die "stop server 2"
+failed2() { [ "$(netram_stat nsw 2 state)" = failed ]; }
+wait_until 15 nsw "idle server 2 failed" failed2
+assert_gt "$(netram_stat nsw 2 sent)" "$sent" "bytes sent to the idle server (heartbeat)"
+wait_until 120 nsw "recovery done" recovered 0
+blkpat verify $DEV 0 $PAGES 8 || die "blkpat verify after the idle server failed"
+server_ctl cont 2 || die "continue server 2"
 dm_remove nsw || die "remove"
 log "ok"
