@@ -46,6 +46,9 @@
 #define NETRAM_BACKOFF_MIN	(HZ / 10)
 #define NETRAM_BACKOFF_MAX	(10 * HZ)
 
+/* Passes in a row that moved nothing before a drain or a recovery gives up. */
+#define NETRAM_DRAIN_IDLE_PASSES	3
+
 /* Keys waiting to be moved; more are answered NOSPC and asked again later. */
 #define NETRAM_EVICT_KEYS	(16 * NSWAP2L_PROTO_MAX_KEYS)
 #define NETRAM_EVICT_REPLIES	64
@@ -167,6 +170,7 @@ struct netram_server {
 	__le64 *evict_buf;		/* one EVICT's keys, receiver only */
 	struct netram_eviction evict;
 	struct nswap2l_move_job drain_job;
+	unsigned int drain_idle_passes;	/* in a row, that moved nothing */
 
 	/*
 	 * Pages we stored here before lost_below are gone: the server came back
@@ -204,6 +208,7 @@ struct netram_recovery {
 	bool again;			/* more copies were lost during this pass */
 	unsigned long started;		/* jiffies, when the first loss came */
 	u64 moved;			/* pages moved in this recovery */
+	unsigned int idle_passes;	/* in a row, that moved nothing */
 	u64 pass_lost;			/* pages found with no copy left, in this pass */
 	u64 pages_lost;			/* such pages, ever */
 	/* Servers' lost_below when this pass began, and when the last one did. */

@@ -163,9 +163,13 @@ static void netram_drain_done(struct nswap2l_move_job *job)
 		/*
 		 * A write that lands during a page's copy cancels that move;
 		 * such pages move on the next pass.  Passes go on while they
-		 * make progress: no new pages come to a draining server.
+		 * make progress (no new pages come to a draining server), and
+		 * a few more without: a server that refused a page because it
+		 * was fuller than its last word is skipped on the next pass.
 		 */
-		if (job->moved && nswap2l_queue_move(srv->nt->tier.nc, job))
+		srv->drain_idle_passes = job->moved ? 0 : srv->drain_idle_passes + 1;
+		if (srv->drain_idle_passes <= NETRAM_DRAIN_IDLE_PASSES &&
+		    nswap2l_queue_move(srv->nt->tier.nc, job))
 			return;
 		DMERR("%s: server %s: %lld pages could not be moved (no room elsewhere, or unreadable); it stays, remove_server retries",
 		      dev, srv->name, held);
@@ -219,6 +223,7 @@ int netram_remove_server(struct netram_tier *nt, const char *name)
 		return -EBUSY;
 	}
 	WRITE_ONCE(srv->draining, true);
+	srv->drain_idle_passes = 0;
 	srv->drain_job.tier = &nt->tier;
 	srv->drain_job.wants = netram_drain_wants;
 	srv->drain_job.done = netram_drain_done;

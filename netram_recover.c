@@ -62,8 +62,13 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 	rec->moved += job->moved;
 	rec->pages_lost += rec->pass_lost;
 	memcpy(rec->counted_below, rec->pass_below, sizeof(rec->counted_below));
-	/* A write racing a move leaves that page for the next pass. */
-	again = rec->again || (job->moved && job->left);
+	/*
+	 * A write racing a move leaves that page for the next pass, and so
+	 * does a server fuller than its last word: passes go on while they
+	 * make progress, and a few more without (netram_drain_done()).
+	 */
+	rec->idle_passes = job->moved ? 0 : rec->idle_passes + 1;
+	again = rec->again || (job->left && rec->idle_passes <= NETRAM_DRAIN_IDLE_PASSES);
 	rec->again = false;
 	rec->running = again;
 	if (again)
@@ -99,6 +104,7 @@ void netram_queue_recovery(struct netram_tier *nt)
 		rec->running = true;
 		rec->started = jiffies;
 		rec->moved = 0;
+		rec->idle_passes = 0;
 		netram_begin_pass(nt);
 	} else {
 		rec->again = true;
