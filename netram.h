@@ -46,8 +46,19 @@
 #define NETRAM_BACKOFF_MIN	(HZ / 10)
 #define NETRAM_BACKOFF_MAX	(10 * HZ)
 
-/* Passes in a row that moved nothing before a drain or a recovery gives up. */
-#define NETRAM_DRAIN_IDLE_PASSES	3
+/*
+ * Move jobs over the map (drain, recovery) make passes while they make
+ * progress, and a few more without: a server that refused a page because
+ * it was fuller than its last word is skipped on the next pass.
+ */
+#define NETRAM_IDLE_PASSES	3
+
+/* After a pass of @job: may another go, with *@idle passes in a row that moved nothing? */
+static inline bool netram_another_pass(const struct nswap2l_move_job *job, unsigned int *idle)
+{
+	*idle = job->moved ? 0 : *idle + 1;
+	return *idle <= NETRAM_IDLE_PASSES;
+}
 
 /* Keys waiting to be moved; more are answered NOSPC and asked again later. */
 #define NETRAM_EVICT_KEYS	(16 * NSWAP2L_PROTO_MAX_KEYS)

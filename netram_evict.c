@@ -162,13 +162,10 @@ static void netram_drain_done(struct nswap2l_move_job *job)
 	if (held) {
 		/*
 		 * A write that lands during a page's copy cancels that move;
-		 * such pages move on the next pass.  Passes go on while they
-		 * make progress (no new pages come to a draining server), and
-		 * a few more without: a server that refused a page because it
-		 * was fuller than its last word is skipped on the next pass.
+		 * such pages move on the next pass (no new pages come to a
+		 * draining server).
 		 */
-		srv->drain_idle_passes = job->moved ? 0 : srv->drain_idle_passes + 1;
-		if (srv->drain_idle_passes <= NETRAM_DRAIN_IDLE_PASSES &&
+		if (netram_another_pass(job, &srv->drain_idle_passes) &&
 		    nswap2l_queue_move(srv->nt->tier.nc, job))
 			return;
 		DMERR("%s: server %s: %lld pages could not be moved (no room elsewhere, or unreadable); it stays, remove_server retries",

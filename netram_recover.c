@@ -62,13 +62,9 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 	rec->moved += job->moved;
 	rec->pages_lost += rec->pass_lost;
 	memcpy(rec->counted_below, rec->pass_below, sizeof(rec->counted_below));
-	/*
-	 * A write racing a move leaves that page for the next pass, and so
-	 * does a server fuller than its last word: passes go on while they
-	 * make progress, and a few more without (netram_drain_done()).
-	 */
-	rec->idle_passes = job->moved ? 0 : rec->idle_passes + 1;
-	again = rec->again || (job->left && rec->idle_passes <= NETRAM_DRAIN_IDLE_PASSES);
+	/* A write racing a move leaves that page for the next pass. */
+	again = netram_another_pass(job, &rec->idle_passes) && job->left;
+	again |= rec->again;
 	rec->again = false;
 	rec->running = again;
 	if (again)
