@@ -19,21 +19,6 @@ SECTORS=$((REGION_MB * 2048))
 load_nswap2l
 modprobe brd rd_nr=1 rd_size=$((REGION_MB * 1024)) max_part=0 || die "modprobe brd failed"
 
-# fio_iops dev rw engine depth -> IOPS of the job
-fio_iops() {
-	fio --name=b --filename="$1" --rw="$2" --ioengine="$3" --iodepth="$4" \
-		--bs=4k --direct=1 --size=${REGION_MB}M --time_based --runtime="$RUNTIME" \
-		--ramp_time=1 --randrepeat=0 --norandommap --output-format=terse --terse-version=3 \
-		>/tmp/fio.out 2>/tmp/fio.err || die "fio $2 $3 on $1 failed: $(cat /tmp/fio.err)"
-	# terse v3: field 8 is read IOPS, field 49 write IOPS
-	case "$2" in
-	randread) cut -d';' -f8 /tmp/fio.out ;;
-	*) cut -d';' -f49 /tmp/fio.out ;;
-	esac
-}
-
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 bench_device() { # label rawdev
 	label=$1
 	raw=$2

@@ -83,8 +83,6 @@ fio_job() {
 	}' /tmp/fio.out
 }
 
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 for job in "randwrite libaio 16 4k" "randread libaio 16 4k" "randwrite psync 1 4k" \
 	"randread psync 1 4k" "randwrite libaio 8 64k" "randread libaio 8 64k" \
 	"write libaio 4 1M" "read libaio 4 1M"; do

@@ -22,19 +22,6 @@ load_nswap2l
 netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 SERVERS=$(netram_server 0),$(netram_server 1),$(netram_server 2)
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
-# fio_iops dev rw -> IOPS of a 4 KiB libaio QD16 job
-fio_iops() {
-	fio --name=b --filename="$1" --rw="$2" --ioengine=libaio --iodepth=16 --bs=4k --direct=1 \
-		--size=${REGION_MB}M --time_based --runtime="$RUNTIME" --ramp_time=1 --randrepeat=0 \
-		--norandommap --output-format=terse --terse-version=3 >/tmp/fio.out 2>/tmp/fio.err ||
-		die "fio $2 on $1 failed: $(cat /tmp/fio.err)"
-	case "$2" in
-	randread) cut -d';' -f8 /tmp/fio.out ;;
-	*) cut -d';' -f49 /tmp/fio.out ;;
-	esac
-}
 
 for r in none mirror; do
 	dm_create "nsw_$r" "0 $((REGION_MB * 2048)) nswap2l 4 netram=$SERVERS $KEY timeout=3 reliability=$r" ||
@@ -46,8 +33,8 @@ for job in randwrite randread; do
 	r_none="" r_mirror="" ratios=""
 	for round in $(seq 1 "$ROUNDS"); do
 		log "$job round $round of $ROUNDS"
-		none=$(fio_iops /dev/mapper/nsw_none $job)
-		mirror=$(fio_iops /dev/mapper/nsw_mirror $job)
+		none=$(fio_iops /dev/mapper/nsw_none $job libaio 16)
+		mirror=$(fio_iops /dev/mapper/nsw_mirror $job libaio 16)
 		r_none="$r_none $none" r_mirror="$r_mirror $mirror"
 		ratios="$ratios $(awk -v a="$mirror" -v b="$none" 'BEGIN { printf "%.4f", a / b }')"
 	done
@@ -85,7 +72,7 @@ log "copies on server 1: $(netram_stat rec 1 held) pages"
 fio --name=seq --filename=$DEV --rw=read --bs=1M --ioengine=libaio --iodepth=4 --direct=1 \
 	--size=${RMB}M --output-format=terse --terse-version=3 >/tmp/seq.out 2>&1 || die "fio seq read"
 seq_kbs=$(cut -d';' -f7 /tmp/seq.out)
-before=$(fio_iops $DEV randread)
+before=$(fio_iops $DEV randread libaio 16)
 lost=$(netram_stat rec 1 held)
 fio --name=fg --filename=$DEV --rw=randread --ioengine=libaio --iodepth=16 --bs=4k --direct=1 \
 	--size=${RMB}M --time_based --runtime=600 --norandommap --randrepeat=0 \

@@ -264,6 +264,23 @@ server_stat() {
 # server_alive I: true if server I runs (or is stopped)
 server_alive() { [ "$(server_ctl alive "$1")" = yes ]; }
 
+# ---- benchmarks (bench/cases/) ----
+# median: the median of the numbers on stdin (spaces or newlines)
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# fio_iops dev rw engine depth -> IOPS of a 4 KiB job over the case's
+# REGION_MB, RUNTIME seconds after a 1 s ramp
+fio_iops() {
+	fio --name=b --filename="$1" --rw="$2" --ioengine="$3" --iodepth="$4" \
+		--bs=4k --direct=1 --size=${REGION_MB}M --time_based --runtime="$RUNTIME" \
+		--ramp_time=1 --randrepeat=0 --norandommap --output-format=terse --terse-version=3 \
+		>/tmp/fio.out 2>/tmp/fio.err || die "fio $2 $3 on $1 failed: $(cat /tmp/fio.err)"
+	# terse v3: field 8 is read IOPS, field 49 write IOPS
+	case "$2" in
+	randread) cut -d';' -f8 /tmp/fio.out ;;
+	*) cut -d';' -f49 /tmp/fio.out ;;
+	esac
+}
+
 # ---- prefetch and profiler ----
 # Prefetching (Network RAM -> flash): /sys/kernel/nswap2l/NAME/prefetch/
 # {policy,when,amount,interval_ms,stats}, "dmsetup message NAME 0 prefetch
