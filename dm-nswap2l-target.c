@@ -63,6 +63,7 @@ struct nswap2l_table {
 	unsigned int timeout_secs;
 	bool overcommit;
 	enum nswap2l_reliability reliability;
+	unsigned int parity_group;
 	struct nswap2l_prefetch_config prefetch;
 
 	/* A reload: changes prepared by the constructor, applied on resume. */
@@ -87,6 +88,7 @@ struct table_args {
 const char *const nswap2l_reliability_names[NSWAP2L_NR_RELIABILITIES] = {
 	[NSWAP2L_RELIABILITY_NONE] = "none",
 	[NSWAP2L_RELIABILITY_MIRROR] = "mirror",
+	[NSWAP2L_RELIABILITY_PARITY] = "parity",
 };
 
 static const struct nswap2l_tier_type *const tier_types[] = {
@@ -259,15 +261,17 @@ static void count_bio(struct nswap2l *nc, struct bio *bio, enum nswap2l_tier_id 
 }
 
 /*
- * A write to pages that prefetching moved to flash: new contents, which the
- * placement policy places (Network RAM first) as it places any new page;
- * their flash slots are freed once the bios that may read them are done.
- * Returns the run placed, with its entry in *@entry; the run to update in
- * place if the release queue is full or no tier has room; -EAGAIN if the
- * first page changed meanwhile.
+ * A write to pages that prefetching moved to flash, or that a write-once
+ * tier holds: new contents, which the placement policy places (Network RAM
+ * first) as it places any new page; their old slots are freed once the bios
+ * that may read them are done.  Returns the run placed, with its entry in
+ * *@entry; the run to update in place if the release queue is full or no
+ * tier has room (a write-once tier then fails the bio, and reroute_write()
+ * waits for room); -EAGAIN if the first page changed meanwhile.
  */
 static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry)
 {
+	bool prefetched = *entry & NSWAP2L_ENTRY_PREFETCHED;
 	u64 home = nswap2l_entry_home(*entry);
 	int r;
 
@@ -276,7 +280,8 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 	r = nswap2l_map_place(nc, page, nr, home, entry);
 	if (r > 0) {
 		queue_release(nc, home, r, 0);
-		nswap2l_prefetch_note_rewritten(nc, r);
+		if (prefetched)
+			nswap2l_prefetch_note_rewritten(nc, r);
 		return r;
 	}
 	queue_release(nc, 0, 0, 0);
@@ -300,7 +305,8 @@ static bool find_home(struct nswap2l *nc, struct bio *bio)
 again:
 	nr = bio_pages(bio);
 	entry = nswap2l_map_lookup(&nc->map, nb->page);
-	if (entry && write && (entry & NSWAP2L_ENTRY_PREFETCHED)) {
+	if (entry && write && ((entry & NSWAP2L_ENTRY_PREFETCHED) ||
+			       nc->tiers[nswap2l_entry_tier(entry)]->write_once)) {
 		r = place_again(nc, nb->page, nr, &entry);
 		if (r < 0)
 			goto again;
@@ -752,26 +758,38 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 	return 0;
 }
 
-static int parse_reliability(struct dm_target *ti, const char *value,
-			     enum nswap2l_reliability *result)
+/* none, mirror, parity or parity,group=N */
+static int parse_reliability(struct dm_target *ti, const char *value, struct nswap2l_table *t)
 {
+	char buf[32], *options = buf, *name;
 	int i;
 
-	*result = NSWAP2L_RELIABILITY_NONE;
+	t->reliability = NSWAP2L_RELIABILITY_NONE;
+	t->parity_group = 0;
 	if (!value)
 		return 0;
-	i = match_string(nswap2l_reliability_names, NSWAP2L_NR_RELIABILITIES, value);
-	if (i >= 0) {
-		*result = i;
+	if (strscpy(buf, value, sizeof(buf)) < 0)
+		goto bad;
+	name = strsep(&options, ",");
+	i = match_string(nswap2l_reliability_names, NSWAP2L_NR_RELIABILITIES, name);
+	if (i < 0 || (options && i != NSWAP2L_RELIABILITY_PARITY))
+		goto bad;
+	t->reliability = i;
+	if (i != NSWAP2L_RELIABILITY_PARITY)
 		return 0;
+	t->parity_group = NSWAP2L_DEFAULT_PARITY_GROUP;
+	if (options && (strncmp(options, "group=", 6) ||
+			kstrtouint(options + 6, 10, &t->parity_group) ||
+			t->parity_group < 2 || t->parity_group > NSWAP2L_MAX_PARITY_GROUP)) {
+		nswap2l_bad_table(ti, "Bad reliability= option",
+				  "reliability=%s: need parity,group=N with N from 2 to %u pages",
+				  value, NSWAP2L_MAX_PARITY_GROUP);
+		return -EINVAL;
 	}
-	if (!strcmp(value, "parity") || !strncmp(value, "parity,", 7))
-		nswap2l_bad_table(ti, "Bad reliability= option",
-				  "reliability=%s: parity is not supported yet; use none or mirror",
-				  value);
-	else
-		nswap2l_bad_table(ti, "Bad reliability= option",
-				  "reliability=%s: need none or mirror", value);
+	return 0;
+bad:
+	nswap2l_bad_table(ti, "Bad reliability= option",
+			  "reliability=%s: need none, mirror, parity or parity,group=N", value);
 	return -EINVAL;
 }
 
@@ -917,6 +935,7 @@ static int create_tiers(struct nswap2l_table *t, struct nswap2l *nc,
 	struct nswap2l_tier_options opts = {
 		.key_spec = nc->key_spec,
 		.reliability = nc->reliability,
+		.parity_group = nc->parity_group,
 		.timeout_secs = nc->timeout_secs,
 		.device_pages = t->nr_pages,
 	};
@@ -972,6 +991,7 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	nc->overcommit = args->overcommit;
 	nc->timeout_secs = args->timeout_secs;
 	nc->reliability = t->reliability;
+	nc->parity_group = t->parity_group;
 	nc->suspended = true;	/* until the first resume */
 	mutex_init(&nc->control_mutex);
 	spin_lock_init(&nc->deferred_lock);
@@ -1078,6 +1098,7 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 	struct nswap2l_tier_options opts = {
 		.key_spec = args->key_spec,
 		.reliability = t->reliability,
+		.parity_group = t->parity_group,
 		.timeout_secs = args->timeout_secs,
 		.device_pages = t->nr_pages,
 	};
@@ -1101,9 +1122,9 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 				  nc->key_spec ?: "", args->key_spec ?: "");
 		return -EINVAL;
 	}
-	if (t->reliability != nc->reliability) {
+	if (t->reliability != nc->reliability || t->parity_group != nc->parity_group) {
 		nswap2l_bad_table(ti, "A reload must keep reliability=",
-				  "reload changes reliability= from %s to %s: the pages stored keep their copies",
+				  "reload changes reliability= from %s to %s (or the parity group size): the pages stored keep their redundancy",
 				  nswap2l_reliability_names[nc->reliability],
 				  nswap2l_reliability_names[t->reliability]);
 		return -EINVAL;
@@ -1239,7 +1260,7 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	t->overcommit = args.overcommit;
 	t->timeout_secs = args.timeout_secs;
-	r = parse_reliability(ti, args.reliability, &t->reliability);
+	r = parse_reliability(ti, args.reliability, t);
 	if (r)
 		goto bad;
 	r = parse_prefetch(ti, &args, &t->prefetch);
@@ -1381,6 +1402,8 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 		DMEMIT(" key=%s", nc->key_spec);
 	if (nc->reliability != NSWAP2L_RELIABILITY_NONE)
 		DMEMIT(" reliability=%s", nswap2l_reliability_names[nc->reliability]);
+	if (nc->reliability == NSWAP2L_RELIABILITY_PARITY)
+		DMEMIT(",group=%u", nc->parity_group);
 	if (!default_timeout)
 		DMEMIT(" timeout=%u", timeout);
 	if (!default_placement)

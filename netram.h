@@ -10,6 +10,7 @@
  *   netram_req.c     request queue, batching, non-blocking sending, replies
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
  *   netram_recover.c copies lost with a server made again (reliability=)
+ *   netram_parity.c  reliability=parity: groups, their parity, rebuilds
  */
 #ifndef NSWAP2L_NETRAM_H
 #define NSWAP2L_NETRAM_H
@@ -74,6 +75,10 @@ static inline bool netram_another_pass(const struct nswap2l_move_job *job, unsig
 #define NETRAM_SLOT_SERVER_MASK	0xfULL
 #define NETRAM_SLOT_KEY_SHIFT	8
 #define NETRAM_MAX_COPIES	2
+
+/* reliability=parity: a group has runs of this many pages, one per member (netram_parity.c) */
+#define NETRAM_PARITY_RUN	16
+#define NETRAM_PARITY_MEMBERS	NSWAP2L_MAX_PARITY_GROUP
 
 enum netram_state {
 	NETRAM_CONNECTING,
@@ -228,10 +233,14 @@ struct netram_recovery {
 	u64 last_ms;			/* how long the last complete recovery took */
 };
 
+struct netram_parity;
+
 struct netram_tier {
 	struct nswap2l_tier tier;
 	enum nswap2l_reliability reliability;
 	unsigned int copies;		/* of every page it stores */
+	struct netram_parity *parity;	/* reliability=parity */
+	unsigned int parity_group;	/* its members per group, at most */
 	atomic64_t next_key;
 	struct bio_set mirror_bios[NETRAM_MAX_COPIES];	/* a mirrored write's clones */
 	struct netram_recovery recovery;
@@ -307,6 +316,13 @@ static inline bool netram_copy_lost(struct netram_server *srv, u64 key)
 	return key < READ_ONCE(srv->lost_below);
 }
 
+/* Not a server that failed, is leaving or wants its memory back. */
+static inline bool netram_takes_pages(struct netram_server *srv)
+{
+	return READ_ONCE(srv->state) == NETRAM_UP && !READ_ONCE(srv->failed) &&
+	       !READ_ONCE(srv->draining) && !READ_ONCE(srv->evict.running);
+}
+
 static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, u32 tag,
 				      u32 count, u32 length)
 {
@@ -363,10 +379,28 @@ void netram_fail_queued(struct netram_server *srv);
 bool netram_overdue(struct netram_server *srv, unsigned long timeout);
 
 /* netram_evict.c */
+int netram_cmp_u64(const void *a, const void *b);
 int netram_receive_evict(struct netram_server *srv, u32 tag, u32 count, u32 length);
 bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply);
 int netram_remove_server(struct netram_tier *nt, const char *name);
 /* The server takes and holds nothing: disconnected, its slot free for another. */
 void netram_remove_slot(struct netram_server *srv);
+
+/* netram_parity.c */
+int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
+			 const struct nswap2l_tier_options *opts);
+void netram_parity_stop(struct netram_tier *nt);
+void netram_parity_destroy(struct netram_tier *nt);
+int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot);
+void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
+			bool written);
+int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot);
+int netram_parity_map_read(struct netram_tier *nt, struct bio *bio, u64 slot);
+bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot);
+bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *pass_below,
+				  const u64 *counted_below, u64 *pass_lost);
+bool netram_parity_group_on(struct netram_tier *nt, u64 slot, struct netram_server *srv,
+			    const u64 *keys, unsigned int nr_keys);
+u64 netram_parity_rebuilt(struct netram_tier *nt);
 
 #endif /* NSWAP2L_NETRAM_H */

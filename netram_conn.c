@@ -427,11 +427,11 @@ void netram_watchdog(struct work_struct *work)
 			heartbeat = true;
 		}
 		/*
-		 * With copies elsewhere, failed is dead: its pages are copied
-		 * again, and if it comes back it comes back empty.  Without,
-		 * its pages may still come back with it.
+		 * With redundancy, failed is dead: its pages are made again
+		 * (copied or rebuilt), and if it comes back it comes back
+		 * empty.  Without, its pages may still come back with it.
 		 */
-		lose = (timed_out || give_up) && nt->copies > 1;
+		lose = (timed_out || give_up) && nt->reliability != NSWAP2L_RELIABILITY_NONE;
 		if (lose)
 			srv->renew_id = true;
 		spin_unlock_irq(&srv->lock);

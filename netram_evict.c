@@ -11,7 +11,7 @@
 
 #include "netram.h"
 
-static int netram_cmp_u64(const void *a, const void *b)
+int netram_cmp_u64(const void *a, const void *b)
 {
 	u64 x = *(const u64 *)a, y = *(const u64 *)b;
 
@@ -23,6 +23,9 @@ static bool netram_evict_wants(struct nswap2l_move_job *job, u64 slot)
 	struct netram_server *srv = container_of(job, struct netram_server, evict.job);
 	u64 key = netram_slot_key(slot);
 
+	if (srv->nt->parity)
+		return netram_parity_group_on(srv->nt, slot, srv, srv->evict.job_keys,
+					      srv->evict.nr_job_keys);
 	return netram_slot_on(srv, slot) &&
 	       bsearch(&key, srv->evict.job_keys, srv->evict.nr_job_keys, sizeof(u64),
 		       netram_cmp_u64);
@@ -150,6 +153,8 @@ static bool netram_drain_wants(struct nswap2l_move_job *job, u64 slot)
 {
 	struct netram_server *srv = container_of(job, struct netram_server, drain_job);
 
+	if (srv->nt->parity)
+		return netram_parity_group_on(srv->nt, slot, srv, NULL, 0);
 	return netram_slot_on(srv, slot);
 }
 

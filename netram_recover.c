@@ -28,6 +28,9 @@ static bool netram_recovery_wants(struct nswap2l_move_job *job, u64 slot)
 	unsigned int copies = netram_slot_copies(slot);
 	u64 key = netram_slot_key(slot);
 
+	if (nt->parity)
+		return netram_parity_recovery_wants(nt, slot, rec->pass_below, rec->counted_below,
+						    &rec->pass_lost);
 	for (copy = 0; copy < copies; copy++) {
 		unsigned int i = netram_slot_server_index(slot, copy);
 
@@ -134,6 +137,7 @@ void netram_lose_copies(struct netram_server *srv, const char *why)
 	if (lost)
 		DMERR("%s: server %s %s: the %lld pages stored there are lost%s",
 		      netram_dev_name(nt), srv->name, why, lost,
+		      nt->parity ? "; rebuilding them from their parity groups" :
 		      nt->copies > 1 ? "; copying them again from their mirrors" : "");
 	netram_queue_recovery(nt);
 }

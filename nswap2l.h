@@ -139,6 +139,7 @@ static inline int nswap2l_emit_ratio(char *buf, size_t size, u64 x, u64 y)
 enum nswap2l_reliability {
 	NSWAP2L_RELIABILITY_NONE,	/* one copy: a dead server's pages read EIO */
 	NSWAP2L_RELIABILITY_MIRROR,	/* two copies on distinct servers */
+	NSWAP2L_RELIABILITY_PARITY,	/* groups of pages on distinct servers, and their XOR */
 	NSWAP2L_NR_RELIABILITIES
 };
 
@@ -148,11 +149,14 @@ extern const char *const nswap2l_reliability_names[NSWAP2L_NR_RELIABILITIES];
 struct nswap2l_tier_options {
 	const char *key_spec;		/* key=:<size>:<type>:<desc>, or NULL */
 	enum nswap2l_reliability reliability;
+	unsigned int parity_group;	/* reliability=parity: pages per group, at most */
 	unsigned int timeout_secs;	/* Network RAM request timeout */
 	u64 device_pages;		/* a tier never needs more slots than this */
 };
 
 #define NSWAP2L_DEFAULT_TIMEOUT_SECS	30
+#define NSWAP2L_DEFAULT_PARITY_GROUP	5	/* Nswap's */
+#define NSWAP2L_MAX_PARITY_GROUP	7
 
 /*
  * Fail a table load: log the details (which dmesg keeps) and set the
@@ -274,6 +278,11 @@ struct nswap2l_tier {
 	struct dm_dev *dev;		/* block tiers: the device, else NULL */
 	u64 capacity;			/* changes at run time for Network RAM */
 	u64 run_stride;			/* slot of a run's next page minus this one's */
+	/*
+	 * Each slot is written once: a write to a page stored here gets a new
+	 * home, and the old one is freed (reliability=parity's groups).
+	 */
+	bool write_once;
 	atomic64_t used;
 	atomic64_t discards;
 };
@@ -444,6 +453,7 @@ struct nswap2l {
 	bool overcommit;
 	unsigned int timeout_secs;
 	enum nswap2l_reliability reliability;	/* fixed for the device's life */
+	unsigned int parity_group;		/* so is this */
 	char *key_spec;				/* as given, for the table line */
 	bool suspended;				/* background I/O held */
 

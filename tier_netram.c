@@ -86,6 +86,8 @@ void netram_update_capacity(struct netram_tier *nt)
 		capacity += atomic64_read(&srv->held) - READ_ONCE(srv->lost_held) +
 			    atomic64_read(&srv->free_reported);
 	}
+	if (nt->parity)		/* a parity page per full group */
+		capacity = div_u64(capacity * nt->parity_group, nt->parity_group + 1);
 	WRITE_ONCE(nt->tier.capacity, div_u64(capacity, nt->copies));
 }
 
@@ -102,13 +104,6 @@ void netram_note_free(struct netram_server *srv, u64 free_pages)
  * The I/O path
  *--------------------------------------------------------------*/
 
-/* Not a server that failed, is leaving or wants its memory back. */
-static bool netram_takes_pages(struct netram_server *srv)
-{
-	return READ_ONCE(srv->state) == NETRAM_UP && !READ_ONCE(srv->failed) &&
-	       !READ_ONCE(srv->draining) && !READ_ONCE(srv->evict.running);
-}
-
 /*
  * A run of consecutive keys with a copy on each of nt->copies distinct
  * servers, no longer than each of them takes in one message.
@@ -122,6 +117,8 @@ static int netram_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *s
 	struct netram_server *srv;
 	u64 key;
 
+	if (nt->parity)
+		return netram_parity_alloc(nt, nr, slot);
 	for (i = 0; i < nr_servers; i++) {
 		srv = nt->servers[i];
 		free_pages[i] = atomic64_read(&srv->free_estimate);
@@ -167,6 +164,10 @@ static void netram_free_slots(struct nswap2l_tier *tier, const u64 *slots,
 
 	BUILD_BUG_ON(NETRAM_MAX_SERVERS > BITS_PER_LONG);
 	BUILD_BUG_ON(NETRAM_MAX_SERVERS > NETRAM_SLOT_SERVER_MASK + 1);
+	if (nt->parity) {
+		netram_parity_free(nt, slots, nr, written);
+		return;
+	}
 	for (i = 0; i < nr; i++) {
 		u64 key = netram_slot_key(slots[i]);
 
@@ -290,10 +291,14 @@ static int netram_map(struct nswap2l_tier *tier, struct bio *bio, u64 slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
 
+	if (nt->parity && bio_data_dir(bio) == READ)
+		return netram_parity_map_read(nt, bio, slot);
 	if (bio_data_dir(bio) == READ)
 		return netram_send_read(nt, bio, slot, netram_read_copy(nt->servers, slot, 0));
 
 	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
+	if (nt->parity)
+		return netram_parity_map_write(nt, bio, slot);
 	if (netram_slot_copies(slot) > 1)
 		return netram_map_mirrored(nt, bio, slot);
 	netram_queue_bio(netram_copy_server(nt, slot, 0), bio);
@@ -306,16 +311,20 @@ static int netram_map_retry(struct nswap2l_tier *tier, struct bio *bio, u64 slot
 	struct netram_tier *nt = to_netram_tier(tier);
 	int copy = netram_read_copy(nt->servers, slot, tries);
 
+	/* The read's server failed it: rebuild the pages from their group. */
+	if (nt->parity)
+		return tries == 1 && netram_parity_rebuild(nt, bio, slot) ? DM_MAPIO_SUBMITTED :
+									  DM_MAPIO_KILL;
 	if (copy < 0)
 		return DM_MAPIO_KILL;
 	return netram_send_read(nt, bio, slot, copy);
 }
 
-/* A bio goes in one PUT or GET to each copy. */
+/* A bio goes in one PUT or GET to each copy, and fits a parity group's run. */
 static unsigned int netram_max_run(struct nswap2l_tier *tier, u64 slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
-	unsigned int copy, max = UINT_MAX;
+	unsigned int copy, max = nt->parity ? NETRAM_PARITY_RUN : UINT_MAX;
 
 	for (copy = 0; copy < netram_slot_copies(slot); copy++)
 		max = min(max, READ_ONCE(netram_copy_server(nt, slot, copy)->max_pages));
@@ -649,6 +658,7 @@ static void netram_stop(struct nswap2l_tier *tier)
 	unsigned int i;
 
 	cancel_delayed_work_sync(&nt->watchdog);
+	netram_parity_stop(nt);
 	/* All receivers first: none may walk a server that is being freed. */
 	for (i = 0; i < netram_nr_servers(nt); i++)
 		netram_stop_server(nt->servers[i]);
@@ -668,6 +678,7 @@ static void netram_destroy(struct nswap2l_tier *tier)
 		crypto_free_shash(nt->hmac);
 	bioset_exit(&nt->mirror_bios[0]);
 	bioset_exit(&nt->mirror_bios[1]);
+	netram_parity_destroy(nt);
 	kfree(nt);
 }
 
@@ -693,6 +704,7 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 	nt->choice = &nswap2l_most_free_server;
 	nt->reliability = opts->reliability;
 	nt->copies = opts->reliability == NSWAP2L_RELIABILITY_MIRROR ? 2 : 1;
+	nt->parity_group = opts->parity_group;
 	spin_lock_init(&nt->recovery.lock);
 	mutex_init(&nt->servers_mutex);
 	INIT_DELAYED_WORK(&nt->watchdog, netram_watchdog);
@@ -706,6 +718,12 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 			ti->error = "Cannot allocate mirror bios";
 			goto bad;
 		}
+	}
+	if (nt->reliability == NSWAP2L_RELIABILITY_PARITY) {
+		nt->tier.write_once = true;
+		r = netram_parity_create(nt, ti, opts);
+		if (r)
+			goto bad;
 	}
 
 	nt->hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);

@@ -163,7 +163,7 @@ nsw_check_shape() {
 			for (j = 2; j <= 10; j++) num(b + j)
 		}
 		b = 11 + nt * 6 + ns * 11
-		if ($b !~ /^(none|mirror)$/) { print "reliability " $b; exit 1 }
+		if ($b !~ /^(none|mirror|parity)$/) { print "reliability " $b; exit 1 }
 		for (j = 1; j <= 4; j++) num(b + j)
 	}' >/tmp/.shape || die "bad status shape for $1 ('$_st'): $(cat /tmp/.shape)"
 }

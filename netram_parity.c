@@ -1,0 +1,958 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reliability=parity: Nswap's dynamic parity, with parity logging.
+ *
+ * Pages form groups as they are written: up to N member runs (of at most
+ * NETRAM_PARITY_RUN pages) on distinct servers, and a parity run, their XOR,
+ * on yet another server.  Which servers is the server-choice policy's
+ * decision, group by group, so parity spreads over every server.  A group
+ * takes the writes that arrive while its first members are on the wire;
+ * it is sealed when every member it took is stored, and the members' bios
+ * complete only once the parity is stored too: a completed write always
+ * has its redundancy.  Under load a group fills up (one parity page per N
+ * writes); a lone write makes a group of one, whose parity is a copy.
+ *
+ * Groups are log-structured, never updated in place: keys are never
+ * reused, so an overwrite, discard or move gives the page a new key in a
+ * new group while the old version stays on its server, still part of its
+ * old group's parity, until every page of the group has left it; then all
+ * its keys are freed.  No parity ever disagrees with the data it covers,
+ * whatever dies when, and no read-modify-write is needed (which would read
+ * the old page and old parity on every overwrite).  The price is server
+ * memory for stale versions until a group empties.
+ *
+ * A group's keys follow from its serial number (NETRAM_GROUP_KEYS keys:
+ * NETRAM_PARITY_RUN for each member, then the parity run), and its entry
+ * in a table allocated with the tier (serial modulo the table's size) holds
+ * the members' servers and pages: 32 bytes per group, so between 32 bytes
+ * (groups of one page) and 32 / (N * 16) bytes (full groups of full runs)
+ * per page.  The page's map entry stays one 8-byte slot with one server.
+ *
+ * A page whose server is lost or failed is rebuilt from the rest of its
+ * group: on demand when it is read, in the background by recovery, which
+ * also moves every page of a group that lost any of its pages or its
+ * parity into a new group.
+ */
+#include <crypto/algapi.h>
+#include <linux/bsearch.h>
+#include <linux/log2.h>
+
+#include "netram.h"
+
+#define NETRAM_PARITY_MEMBER_SHIFT	ilog2(NETRAM_PARITY_RUN)
+#define NETRAM_GROUP_RUNS		(NETRAM_PARITY_MEMBERS + 1)
+#define NETRAM_GROUP_KEYS		(NETRAM_GROUP_RUNS * NETRAM_PARITY_RUN)
+#define NETRAM_GROUP_KEY_SHIFT		ilog2(NETRAM_GROUP_KEYS)
+#define NETRAM_PARITY_INDEX		NETRAM_PARITY_MEMBERS	/* the run after the members */
+#define NETRAM_MAX_GROUPS		(1U << 20)	/* 32 MiB of entries at most */
+#define NETRAM_MIN_GROUPS		1024U
+#define NETRAM_GROUP_IOS		256	/* groups being written, at most */
+#define NETRAM_FIND_GROUP_TRIES		64
+/* Reads of a rebuild: a run of the page's range from each other member and the parity. */
+#define NETRAM_REBUILD_READS		(NETRAM_PARITY_MEMBERS * NETRAM_PARITY_RUN / 2 + 1)
+
+enum netram_group_state {
+	NETRAM_GROUP_FREE,
+	NETRAM_GROUP_OPEN,		/* takes new members */
+	NETRAM_GROUP_CLOSED,		/* takes none, members' writes in flight */
+	NETRAM_GROUP_SEALED,		/* its parity is being written */
+	NETRAM_GROUP_PROTECTED,		/* parity stored: any one page can be rebuilt */
+	NETRAM_GROUP_UNPROTECTED,	/* parity write failed: its members are rewritten */
+};
+
+/*
+ * A group's entry.  Members' servers and pages change only under the
+ * parity lock and only until the group is sealed; live counts the pages
+ * the map still has in the group.
+ */
+struct netram_group {
+	u64 serial;
+	u32 servers;			/* a nibble per run: members', then the parity's */
+	u16 pages[NETRAM_PARITY_MEMBERS];	/* pages sent (or to be sent) per member */
+	u16 live;
+	u8 left_out;			/* members whose write failed: not in the parity */
+	u8 state;			/* enum netram_group_state */
+	u8 nr_members;
+	u8 parity_pages;
+	u8 io;				/* index in ios[] until the group is protected */
+};
+
+/* A group being written: its members' bios wait here for the parity. */
+struct netram_group_io {
+	struct netram_tier *nt;
+	struct netram_group *group;
+	u16 pending[NETRAM_PARITY_MEMBERS];	/* pages not stored (or refused) yet */
+	u16 mapped[NETRAM_PARITY_MEMBERS];	/* pages whose write was sent */
+	struct bio_list bios;
+	struct list_head sealed;
+};
+
+struct netram_parity {
+	spinlock_t lock;		/* groups, ios and everything below */
+	struct netram_group *groups;
+	u64 nr_groups;			/* a power of two */
+	u64 next_serial;
+	struct netram_group *open;
+	struct netram_group_io *ios;
+	u8 free_ios[NETRAM_GROUP_IOS];
+	unsigned int nr_free_ios;
+	struct list_head sealed;	/* groups whose parity the worker writes */
+	struct work_struct parity_work;
+	struct bio_set member_bios;
+	struct bio_set parity_bios;
+	mempool_t *parity_pages;
+	mempool_t *rebuilds;
+	atomic64_t rebuilt;		/* pages */
+};
+
+/* A member's write: a clone, so that its bio can wait for the parity. */
+struct netram_member_write {
+	struct netram_tier *nt;
+	u64 key;
+	unsigned int nr;
+	struct bio clone;	/* last: a bio_set's front_pad */
+};
+
+/* One read of a rebuild: @nr pages at @key, XORed into the bio from its page @first on. */
+struct netram_rebuild_read {
+	u8 server;
+	u8 first;
+	u8 nr;
+	u64 key;
+};
+
+struct netram_rebuild {
+	struct netram_tier *nt;
+	struct bio *orig;
+	unsigned int nr_reads, next;
+	struct netram_rebuild_read reads[NETRAM_REBUILD_READS];
+	struct bio bio;
+	struct bio_vec bvecs[NETRAM_PARITY_RUN];
+	struct page *pages[NETRAM_PARITY_RUN];
+};
+
+static inline u64 netram_key_serial(u64 key)
+{
+	return (key - 1) >> NETRAM_GROUP_KEY_SHIFT;
+}
+
+/* The run of the key: a member's, or NETRAM_PARITY_INDEX. */
+static inline unsigned int netram_key_run(u64 key)
+{
+	return ((key - 1) >> NETRAM_PARITY_MEMBER_SHIFT) & (NETRAM_GROUP_RUNS - 1);
+}
+
+static inline unsigned int netram_key_page(u64 key)
+{
+	return (key - 1) & (NETRAM_PARITY_RUN - 1);
+}
+
+/* Key of page @page of run @run of the group; keys start at 1 (0 is the heartbeat's). */
+static inline u64 netram_group_key(const struct netram_group *g, unsigned int run,
+				   unsigned int page)
+{
+	return (g->serial << NETRAM_GROUP_KEY_SHIFT) + run * NETRAM_PARITY_RUN + page + 1;
+}
+
+static inline unsigned int netram_group_server(const struct netram_group *g, unsigned int run)
+{
+	return (g->servers >> (run * NETRAM_SLOT_SERVER_BITS)) & NETRAM_SLOT_SERVER_MASK;
+}
+
+static inline void netram_group_set_server(struct netram_group *g, unsigned int run,
+					   unsigned int index)
+{
+	g->servers &= ~(NETRAM_SLOT_SERVER_MASK << (run * NETRAM_SLOT_SERVER_BITS));
+	g->servers |= index << (run * NETRAM_SLOT_SERVER_BITS);
+}
+
+static inline u16 netram_run_bits(unsigned int first, unsigned int nr)
+{
+	return GENMASK(first + nr - 1, first);
+}
+
+/* The group of @key, or NULL if it is gone.  Called with the parity lock held. */
+static struct netram_group *netram_find_group(struct netram_parity *p, u64 key)
+{
+	u64 serial = netram_key_serial(key);
+	struct netram_group *g = &p->groups[serial & (p->nr_groups - 1)];
+
+	return g->state != NETRAM_GROUP_FREE && g->serial == serial ? g : NULL;
+}
+
+/* A copy of the group of @key; false if it is gone. */
+static bool netram_group_snapshot(struct netram_parity *p, u64 key, struct netram_group *copy)
+{
+	struct netram_group *g;
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->lock, flags);
+	g = netram_find_group(p, key);
+	if (g)
+		*copy = *g;
+	spin_unlock_irqrestore(&p->lock, flags);
+	return g;
+}
+
+/* Pages of the group's member runs that its parity covers. */
+static u16 netram_member_pages(const struct netram_group *g, unsigned int m)
+{
+	return g->left_out & BIT(m) ? 0 : g->pages[m];
+}
+
+/*----------------------------------------------------------------
+ * Server accounting of a group's keys
+ *--------------------------------------------------------------*/
+
+/* @nr keys from @key go to @srv: counted held, and lost if the server was lost meanwhile. */
+static void netram_hold_keys(struct netram_server *srv, u64 key, unsigned int nr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srv->lock, flags);
+	atomic64_sub(nr, &srv->free_estimate);
+	atomic64_add(nr, &srv->held);
+	if (netram_copy_lost(srv, key))
+		WRITE_ONCE(srv->lost_held, srv->lost_held + nr);
+	spin_unlock_irqrestore(&srv->lock, flags);
+}
+
+/* The keys of @bits from @key leave @srv: freed there if @sent, never sent otherwise. */
+static void netram_release_keys(struct netram_server *srv, u64 key, unsigned long bits,
+				bool sent)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&srv->lock, flags);
+	for_each_set_bit(i, &bits, NETRAM_PARITY_RUN) {
+		atomic64_dec(&srv->held);
+		if (netram_copy_lost(srv, key + i))
+			WRITE_ONCE(srv->lost_held, srv->lost_held - 1);
+		else if (sent)
+			netram_add_free_key(srv, key + i);
+		else
+			atomic64_inc(&srv->free_estimate);
+	}
+	spin_unlock_irqrestore(&srv->lock, flags);
+}
+
+/* No page is left in the group: free its keys everywhere.  Parity lock held. */
+static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
+{
+	unsigned long to_send = 0;
+	unsigned int m, i;
+
+	for (m = 0; m < g->nr_members; m++) {
+		if (!g->pages[m])
+			continue;
+		netram_release_keys(nt->servers[netram_group_server(g, m)],
+				    netram_group_key(g, m, 0), g->pages[m], true);
+		__set_bit(netram_group_server(g, m), &to_send);
+	}
+	if (g->parity_pages) {
+		netram_release_keys(nt->servers[netram_group_server(g, NETRAM_PARITY_INDEX)],
+				    netram_group_key(g, NETRAM_PARITY_INDEX, 0),
+				    netram_run_bits(0, g->parity_pages), true);
+		__set_bit(netram_group_server(g, NETRAM_PARITY_INDEX), &to_send);
+	}
+	g->state = NETRAM_GROUP_FREE;
+	for_each_set_bit(i, &to_send, NETRAM_MAX_SERVERS)
+		netram_queue_io(nt->servers[i]);
+}
+
+/*----------------------------------------------------------------
+ * Writing: members, then the parity
+ *--------------------------------------------------------------*/
+
+/* Every member of the group is stored or refused: write the parity.  Parity lock held. */
+static void netram_seal_group(struct netram_tier *nt, struct netram_group *g)
+{
+	struct netram_parity *p = nt->parity;
+
+	if (p->open == g)
+		p->open = NULL;
+	g->state = NETRAM_GROUP_SEALED;
+	list_add_tail(&p->ios[g->io].sealed, &p->sealed);
+	queue_work(nt->wq, &p->parity_work);
+}
+
+static bool netram_group_stored(const struct netram_group_io *io)
+{
+	unsigned int m;
+
+	for (m = 0; m < NETRAM_PARITY_MEMBERS; m++)
+		if (io->pending[m])
+			return false;
+	return true;
+}
+
+/* @nr pages from @key are stored (or not, @status).  Parity lock held. */
+static void netram_member_done(struct netram_tier *nt, struct netram_group *g, u64 key,
+			       unsigned int nr, blk_status_t status)
+{
+	struct netram_group_io *io = &nt->parity->ios[g->io];
+	unsigned int m = netram_key_run(key);
+
+	io->pending[m] &= ~netram_run_bits(netram_key_page(key), nr);
+	if (status)
+		g->left_out |= BIT(m);
+	if ((g->state == NETRAM_GROUP_OPEN || g->state == NETRAM_GROUP_CLOSED) &&
+	    netram_group_stored(io))
+		netram_seal_group(nt, g);
+}
+
+static void netram_member_endio(struct bio *clone)
+{
+	struct netram_member_write *mw = container_of(clone, struct netram_member_write, clone);
+	struct netram_parity *p = mw->nt->parity;
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->lock, flags);
+	netram_member_done(mw->nt, netram_find_group(p, mw->key), mw->key, mw->nr,
+			   clone->bi_status);
+	spin_unlock_irqrestore(&p->lock, flags);
+	bio_put(clone);
+}
+
+int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
+{
+	struct netram_parity *p = nt->parity;
+	u64 key = netram_slot_key(slot);
+	unsigned int nr = bio_sectors(bio) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT);
+	struct netram_member_write *mw;
+	struct netram_group *g;
+	struct bio *clone;
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->lock, flags);
+	g = netram_find_group(p, key);
+	if (g && g->state <= NETRAM_GROUP_CLOSED) {
+		struct netram_group_io *io = &p->ios[g->io];
+		unsigned int m = netram_key_run(key);
+		u16 bits = netram_run_bits(netram_key_page(key), nr);
+
+		if ((io->pending[m] & bits) == bits && !(io->mapped[m] & bits)) {
+			io->mapped[m] |= bits;
+			bio_list_add(&io->bios, bio);
+		} else {
+			g = NULL;
+		}
+	} else {
+		g = NULL;
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	/*
+	 * Written already, or being written by another bio (the tier is
+	 * write-once): the core gives the pages a new home.
+	 */
+	if (!g) {
+		bio_io_error(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+
+	clone = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &p->member_bios);
+	if (!clone) {
+		spin_lock_irqsave(&p->lock, flags);
+		netram_member_done(nt, g, key, nr, BLK_STS_RESOURCE);
+		spin_unlock_irqrestore(&p->lock, flags);
+		return DM_MAPIO_SUBMITTED;
+	}
+	mw = container_of(clone, struct netram_member_write, clone);
+	mw->nt = nt;
+	mw->key = key;
+	mw->nr = nr;
+	clone->bi_end_io = netram_member_endio;
+	netram_queue_bio(netram_copy_server(nt, slot, 0), clone);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * XOR @nr pages of @pages with the bio's data from its page @first on:
+ * into the bio (@into_bio) or into the pages.
+ */
+static void netram_xor_bio(struct bio *bio, unsigned int first, struct page **pages,
+			   unsigned int nr, bool into_bio)
+{
+	size_t start = (size_t)first << PAGE_SHIFT, end = start + ((size_t)nr << PAGE_SHIFT);
+	size_t pos = 0;
+	struct bvec_iter iter;
+	struct bio_vec bv;
+
+	bio_for_each_segment(bv, bio, iter) {
+		size_t done = 0;
+
+		while (done < bv.bv_len) {
+			size_t at = pos + done, len, off;
+			u8 *data, *other;
+
+			if (at < start) {
+				done += min_t(size_t, bv.bv_len - done, start - at);
+				continue;
+			}
+			if (at >= end)
+				return;
+			off = offset_in_page(at - start);
+			len = min_t(size_t, bv.bv_len - done, PAGE_SIZE - off);
+			data = bvec_kmap_local(&bv) + done;
+			other = kmap_local_page(pages[(at - start) >> PAGE_SHIFT]) + off;
+			if (into_bio)
+				crypto_xor(data, other, len);
+			else
+				crypto_xor(other, data, len);
+			kunmap_local(other);
+			kunmap_local(data);
+			done += len;
+		}
+		pos += bv.bv_len;
+	}
+}
+
+/* The parity is stored, or not: the members' bios complete.  Called from a completion. */
+static void netram_group_written(struct netram_tier *nt, struct netram_group_io *io,
+				 blk_status_t status)
+{
+	struct netram_parity *p = nt->parity;
+	struct netram_group *g = io->group;
+	struct bio_list bios;
+	bool damaged = false;
+	unsigned long flags;
+	unsigned int m;
+	struct bio *bio;
+	u8 left_out;
+
+	spin_lock_irqsave(&p->lock, flags);
+	g->state = status ? NETRAM_GROUP_UNPROTECTED : NETRAM_GROUP_PROTECTED;
+	left_out = g->left_out;
+	bios = io->bios;
+	bio_list_init(&io->bios);
+	p->free_ios[p->nr_free_ios++] = g->io;
+	/* A server lost while the group was written: recovery looks at it again. */
+	for (m = 0; m < g->nr_members; m++)
+		damaged |= g->pages[m] &&
+			   netram_copy_lost(nt->servers[netram_group_server(g, m)],
+					    netram_group_key(g, m, 0));
+	if (!g->live)
+		netram_free_group(nt, g);
+	spin_unlock_irqrestore(&p->lock, flags);
+
+	while ((bio = bio_list_pop(&bios))) {
+		u64 key = NSWAP2L_SECTOR_TO_PAGE(bio->bi_iter.bi_sector);
+
+		/* Not redundant: the core writes it again, in another group. */
+		if (status || left_out & BIT(netram_key_run(key)))
+			bio->bi_status = BLK_STS_IOERR;
+		bio_endio(bio);
+	}
+	if (damaged)
+		netram_queue_recovery(nt);
+}
+
+static void netram_parity_endio(struct bio *bio)
+{
+	struct netram_group_io *io = bio->bi_private;
+	blk_status_t status = bio->bi_status;
+	struct bvec_iter_all iter;
+	struct bio_vec *bv;
+
+	bio_for_each_segment_all(bv, bio, iter)
+		mempool_free(bv->bv_page, io->nt->parity->parity_pages);
+	bio_put(bio);
+	netram_group_written(io->nt, io, status);
+}
+
+/* The parity of a sealed group: the XOR of its members' pages, page by page. */
+static void netram_write_parity(struct netram_tier *nt, struct netram_group_io *io)
+{
+	struct netram_parity *p = nt->parity;
+	struct netram_group *g = io->group;
+	struct page *pages[NETRAM_PARITY_RUN];
+	unsigned int m, i, nr = 0;
+	struct bio *bio, *member;
+	u64 key;
+
+	/* Sealed: the members no longer change. */
+	for (m = 0; m < g->nr_members; m++)
+		nr = max_t(unsigned int, nr, fls(netram_member_pages(g, m)));
+	if (!nr) {
+		netram_group_written(nt, io, BLK_STS_IOERR);
+		return;
+	}
+	bio = bio_alloc_bioset(NULL, nr, REQ_OP_WRITE, GFP_NOIO, &p->parity_bios);
+	for (i = 0; i < nr; i++) {
+		pages[i] = mempool_alloc(p->parity_pages, GFP_NOIO);
+		clear_highpage(pages[i]);
+		__bio_add_page(bio, pages[i], PAGE_SIZE, 0);
+	}
+	bio_list_for_each(member, &io->bios) {
+		key = NSWAP2L_SECTOR_TO_PAGE(member->bi_iter.bi_sector);
+		if (netram_member_pages(g, netram_key_run(key)))
+			netram_xor_bio(member, 0, pages + netram_key_page(key),
+				       nr - netram_key_page(key), false);
+	}
+	key = netram_group_key(g, NETRAM_PARITY_INDEX, 0);
+	g->parity_pages = nr;
+	netram_hold_keys(nt->servers[netram_group_server(g, NETRAM_PARITY_INDEX)], key, nr);
+	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(key);
+	bio->bi_end_io = netram_parity_endio;
+	bio->bi_private = io;
+	netram_queue_bio(nt->servers[netram_group_server(g, NETRAM_PARITY_INDEX)], bio);
+}
+
+/* One at a time: the page pool holds one parity run, so each one finishes its allocation. */
+static void netram_parity_work(struct work_struct *work)
+{
+	struct netram_parity *p = container_of(work, struct netram_parity, parity_work);
+	struct netram_group_io *io;
+
+	for (;;) {
+		spin_lock_irq(&p->lock);
+		io = list_first_entry_or_null(&p->sealed, struct netram_group_io, sealed);
+		if (io)
+			list_del(&io->sealed);
+		spin_unlock_irq(&p->lock);
+		if (!io)
+			return;
+		netram_write_parity(io->nt, io);
+	}
+}
+
+/*----------------------------------------------------------------
+ * Slots: joining groups, leaving them
+ *--------------------------------------------------------------*/
+
+/* A new group, with its first member's server and its parity's.  Parity lock held. */
+static struct netram_group *netram_open_group(struct netram_tier *nt, const s64 *free_pages,
+					      unsigned long candidates, unsigned int *server)
+{
+	struct netram_parity *p = nt->parity;
+	unsigned int picked[2], tries;
+	struct netram_group_io *io;
+	struct netram_group *g;
+
+	if (!p->nr_free_ios ||
+	    nswap2l_pick_servers(nt->choice, free_pages, netram_nr_servers(nt), candidates, 2,
+				 picked))
+		return NULL;
+	for (tries = 0; tries < NETRAM_FIND_GROUP_TRIES; tries++) {
+		g = &p->groups[p->next_serial & (p->nr_groups - 1)];
+		if (g->state == NETRAM_GROUP_FREE)
+			break;
+		/* Still in use: its serial's keys are simply never used. */
+		p->next_serial++;
+	}
+	if (g->state != NETRAM_GROUP_FREE)
+		return NULL;
+	memset(g, 0, sizeof(*g));
+	g->serial = p->next_serial++;
+	g->state = NETRAM_GROUP_OPEN;
+	g->io = p->free_ios[--p->nr_free_ios];
+	netram_group_set_server(g, NETRAM_PARITY_INDEX, picked[1]);
+	io = &p->ios[g->io];
+	memset(io->pending, 0, sizeof(io->pending));
+	memset(io->mapped, 0, sizeof(io->mapped));
+	io->group = g;
+	/* Keys handed out: a loss from now on covers this group's (netram_lose_copies()). */
+	atomic64_set(&nt->next_key, netram_group_key(g, NETRAM_PARITY_INDEX, NETRAM_PARITY_RUN - 1));
+	p->open = g;
+	*server = picked[0];
+	return g;
+}
+
+/* A run of at most @nr pages joins the open group, or a new one. */
+int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
+{
+	struct netram_parity *p = nt->parity;
+	unsigned int i, m, server, nr_servers = netram_nr_servers(nt);
+	unsigned long candidates = 0, flags;
+	s64 free_pages[NETRAM_MAX_SERVERS];
+	struct netram_group *g;
+	u64 key;
+
+	for (i = 0; i < nr_servers; i++) {
+		free_pages[i] = atomic64_read(&nt->servers[i]->free_estimate);
+		if (netram_takes_pages(nt->servers[i]))
+			__set_bit(i, &candidates);
+	}
+	spin_lock_irqsave(&p->lock, flags);
+	g = p->open;
+	if (g) {
+		unsigned long others = candidates;
+
+		__clear_bit(netram_group_server(g, NETRAM_PARITY_INDEX), &others);
+		for (m = 0; m < g->nr_members; m++)
+			__clear_bit(netram_group_server(g, m), &others);
+		for_each_set_bit(i, &candidates, nr_servers)
+			if (netram_copy_lost(nt->servers[i], netram_group_key(g, 0, 0)))
+				__clear_bit(i, &others);
+		if (g->nr_members == nt->parity_group ||
+		    nswap2l_pick_servers(nt->choice, free_pages, nr_servers, others, 1, &server)) {
+			/* Full, or no server left for it: it seals once its members are stored. */
+			g->state = NETRAM_GROUP_CLOSED;
+			p->open = NULL;
+			if (netram_group_stored(&p->ios[g->io]))
+				netram_seal_group(nt, g);
+			g = NULL;
+		}
+	}
+	if (!g)
+		g = netram_open_group(nt, free_pages, candidates, &server);
+	if (!g) {
+		spin_unlock_irqrestore(&p->lock, flags);
+		return -ENOSPC;
+	}
+	nr = clamp_t(s64, free_pages[server], 1,
+		     min3(nr, (unsigned int)NETRAM_PARITY_RUN,
+			  READ_ONCE(nt->servers[server]->max_pages)));
+	m = g->nr_members++;
+	netram_group_set_server(g, m, server);
+	g->pages[m] = netram_run_bits(0, nr);
+	p->ios[g->io].pending[m] = g->pages[m];
+	g->live += nr;
+	key = netram_group_key(g, m, 0);
+	netram_hold_keys(nt->servers[server], key, nr);
+	spin_unlock_irqrestore(&p->lock, flags);
+
+	atomic64_add(nr, &nt->tier.used);
+	*slot = netram_make_slot(key, &server, 1);
+	return nr;
+}
+
+/*
+ * Pages leave their groups.  One never sent (@written false, its group
+ * still being written) is taken out of it; the others stay on their
+ * servers, in their group's parity, until the whole group is empty.
+ */
+void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
+			bool written)
+{
+	struct netram_parity *p = nt->parity;
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&p->lock, flags);
+	for (i = 0; i < nr; i++) {
+		u64 key = netram_slot_key(slots[i]);
+		struct netram_group *g = netram_find_group(p, key);
+		unsigned int m = netram_key_run(key);
+		u16 bit = BIT(netram_key_page(key));
+
+		g->live--;
+		if (!written && g->state <= NETRAM_GROUP_CLOSED && p->ios[g->io].pending[m] & bit &&
+		    !(p->ios[g->io].mapped[m] & bit)) {
+			g->pages[m] &= ~bit;
+			netram_release_keys(netram_copy_server(nt, slots[i], 0), key, 1, false);
+			netram_member_done(nt, g, key, 1, BLK_STS_OK);
+		} else if (!g->live && g->state >= NETRAM_GROUP_PROTECTED) {
+			netram_free_group(nt, g);
+		}
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	atomic64_sub(nr, &nt->tier.used);
+}
+
+/*----------------------------------------------------------------
+ * Reading a page that is lost: rebuilt from its group
+ *--------------------------------------------------------------*/
+
+/* An element of a group is lost, by @below (the servers' lost_below if NULL). */
+static bool netram_run_lost(struct netram_tier *nt, const struct netram_group *g,
+			    unsigned int run, const u64 *below)
+{
+	unsigned int i = netram_group_server(g, run);
+	u64 key = netram_group_key(g, run, 0);
+
+	return below ? key < below[i] : netram_copy_lost(nt->servers[i], key);
+}
+
+/*
+ * The reads that rebuild pages @first.. @first + @nr - 1 of run @own:
+ * the same pages of every other member that has them, and of the parity.
+ * False when one of them is lost, or the group has no parity.
+ */
+static bool netram_plan_rebuild(struct netram_tier *nt, const struct netram_group *g,
+				unsigned int own, unsigned int first, unsigned int nr,
+				struct netram_rebuild *rb)
+{
+	u16 range = netram_run_bits(first, nr);
+	unsigned int run;
+
+	if (g->state != NETRAM_GROUP_PROTECTED)
+		return false;
+	rb->nr_reads = 0;
+	for (run = 0; run <= NETRAM_PARITY_INDEX; run++) {
+		unsigned long bits;
+		unsigned int start, end;
+
+		if (run == own || (run < NETRAM_PARITY_INDEX && run >= g->nr_members))
+			continue;
+		bits = (run == NETRAM_PARITY_INDEX ? netram_run_bits(0, g->parity_pages) :
+			netram_member_pages(g, run)) & range;
+		if (!bits)
+			continue;
+		if (netram_run_lost(nt, g, run, NULL) ||
+		    READ_ONCE(nt->servers[netram_group_server(g, run)]->failed))
+			return false;
+		for_each_set_bitrange(start, end, &bits, NETRAM_PARITY_RUN) {
+			struct netram_rebuild_read *rd = &rb->reads[rb->nr_reads++];
+
+			rd->server = netram_group_server(g, run);
+			rd->first = start - first;
+			rd->nr = end - start;
+			rd->key = netram_group_key(g, run, start);
+		}
+	}
+	return true;
+}
+
+static void netram_rebuild_next(struct netram_rebuild *rb);
+
+static void netram_rebuild_endio(struct bio *bio)
+{
+	struct netram_rebuild *rb = container_of(bio, struct netram_rebuild, bio);
+	const struct netram_rebuild_read *rd = &rb->reads[rb->next - 1];
+	struct netram_parity *p = rb->nt->parity;
+	struct bio *orig = rb->orig;
+	blk_status_t status = bio->bi_status;
+
+	bio_uninit(bio);
+	if (!status) {
+		netram_xor_bio(orig, rd->first, rb->pages, rd->nr, true);
+		if (rb->next < rb->nr_reads) {
+			netram_rebuild_next(rb);
+			return;
+		}
+		atomic64_add(bio_sectors(orig) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT), &p->rebuilt);
+	}
+	mempool_free(rb, p->rebuilds);
+	orig->bi_status = status;
+	bio_endio(orig);
+}
+
+/* One read after the other: a rebuild holds one run of pages. */
+static void netram_rebuild_next(struct netram_rebuild *rb)
+{
+	const struct netram_rebuild_read *rd = &rb->reads[rb->next++];
+	unsigned int i;
+
+	bio_init(&rb->bio, NULL, rb->bvecs, NETRAM_PARITY_RUN, REQ_OP_READ);
+	for (i = 0; i < rd->nr; i++)
+		__bio_add_page(&rb->bio, rb->pages[i], PAGE_SIZE, 0);
+	rb->bio.bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(rd->key);
+	rb->bio.bi_end_io = netram_rebuild_endio;
+	netram_queue_bio(rb->nt->servers[rd->server], &rb->bio);
+}
+
+/* Read the run at @slot from the rest of its group; false if it cannot be rebuilt. */
+bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot)
+{
+	struct netram_parity *p = nt->parity;
+	u64 key = netram_slot_key(slot);
+	struct netram_rebuild *rb;
+	struct netram_group g;
+	bool planned;
+
+	rb = mempool_alloc(p->rebuilds, GFP_NOIO);
+	planned = netram_group_snapshot(p, key, &g) &&
+		  netram_plan_rebuild(nt, &g, netram_key_run(key), netram_key_page(key),
+				      bio_sectors(bio) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT), rb);
+	if (!planned) {
+		mempool_free(rb, p->rebuilds);
+		return false;
+	}
+	rb->nt = nt;
+	rb->orig = bio;
+	rb->next = 0;
+	zero_fill_bio(bio);
+	netram_rebuild_next(rb);
+	return true;
+}
+
+int netram_parity_map_read(struct netram_tier *nt, struct bio *bio, u64 slot)
+{
+	struct netram_server *srv = netram_copy_server(nt, slot, 0);
+
+	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
+	if (!netram_copy_lost(srv, netram_slot_key(slot)) && !READ_ONCE(srv->failed))
+		netram_queue_bio(srv, bio);
+	else if (!netram_parity_rebuild(nt, bio, slot))
+		bio_io_error(bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/*----------------------------------------------------------------
+ * Recovery, eviction and draining: which pages move
+ *--------------------------------------------------------------*/
+
+/* Page @key of the group cannot be rebuilt, by the losses before @below. */
+static bool netram_page_lost(struct netram_tier *nt, const struct netram_group *g, u64 key,
+			     const u64 *below)
+{
+	unsigned int own = netram_key_run(key), run;
+	u16 bit = BIT(netram_key_page(key));
+
+	if (!netram_run_lost(nt, g, own, below))
+		return false;
+	if (g->state != NETRAM_GROUP_PROTECTED || netram_run_lost(nt, g, NETRAM_PARITY_INDEX, below))
+		return true;
+	for (run = 0; run < g->nr_members; run++)
+		if (run != own && netram_member_pages(g, run) & bit &&
+		    netram_run_lost(nt, g, run, below))
+			return true;
+	return false;
+}
+
+/*
+ * Recovery moves every page of a group that lost a page or its parity
+ * (rebuilt if it is the lost one) into a new group; it counts the pages
+ * that cannot be rebuilt once, by @pass_below and @counted_below.
+ */
+bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *pass_below,
+				  const u64 *counted_below, u64 *pass_lost)
+{
+	u64 key = netram_slot_key(slot);
+	bool damaged = false;
+	struct netram_group g;
+	unsigned int run;
+
+	/* A group being written is looked at when it is (netram_group_written()). */
+	if (!netram_group_snapshot(nt->parity, key, &g) || g.state < NETRAM_GROUP_PROTECTED)
+		return false;
+	if (netram_page_lost(nt, &g, key, pass_below) &&
+	    !netram_page_lost(nt, &g, key, counted_below))
+		(*pass_lost)++;
+	if (netram_page_lost(nt, &g, key, NULL))
+		return false;
+	for (run = 0; run < g.nr_members; run++)
+		damaged |= g.pages[run] && netram_run_lost(nt, &g, run, NULL);
+	return damaged || (g.parity_pages && netram_run_lost(nt, &g, NETRAM_PARITY_INDEX, NULL));
+}
+
+/*
+ * A page's group holds keys on @srv (of @keys, sorted, if given): moving
+ * every page of the group out of it frees them.
+ */
+bool netram_parity_group_on(struct netram_tier *nt, u64 slot, struct netram_server *srv,
+			    const u64 *keys, unsigned int nr_keys)
+{
+	struct netram_group g;
+	unsigned int run, i;
+
+	if (!netram_group_snapshot(nt->parity, netram_slot_key(slot), &g))
+		return false;
+	for (run = 0; run <= NETRAM_PARITY_INDEX; run++) {
+		unsigned long bits;
+
+		if (run < NETRAM_PARITY_INDEX && run >= g.nr_members)
+			continue;
+		bits = run == NETRAM_PARITY_INDEX ? netram_run_bits(0, g.parity_pages) : g.pages[run];
+		if (!bits || netram_group_server(&g, run) != srv->index)
+			continue;
+		if (!keys)
+			return true;
+		for_each_set_bit(i, &bits, NETRAM_PARITY_RUN) {
+			u64 key = netram_group_key(&g, run, i);
+
+			if (bsearch(&key, keys, nr_keys, sizeof(u64), netram_cmp_u64))
+				return true;
+		}
+	}
+	return false;
+}
+
+u64 netram_parity_rebuilt(struct netram_tier *nt)
+{
+	return atomic64_read(&nt->parity->rebuilt);
+}
+
+/*----------------------------------------------------------------
+ * Set up and take down
+ *--------------------------------------------------------------*/
+static void *netram_rebuild_alloc(gfp_t gfp, void *data)
+{
+	struct netram_rebuild *rb = kzalloc(sizeof(*rb), gfp);
+	unsigned int i;
+
+	if (!rb)
+		return NULL;
+	for (i = 0; i < NETRAM_PARITY_RUN; i++) {
+		rb->pages[i] = alloc_page(gfp);
+		if (!rb->pages[i]) {
+			while (i--)
+				__free_page(rb->pages[i]);
+			kfree(rb);
+			return NULL;
+		}
+	}
+	return rb;
+}
+
+static void netram_rebuild_free(void *element, void *data)
+{
+	struct netram_rebuild *rb = element;
+	unsigned int i;
+
+	for (i = 0; i < NETRAM_PARITY_RUN; i++)
+		__free_page(rb->pages[i]);
+	kfree(rb);
+}
+
+int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
+			 const struct nswap2l_tier_options *opts)
+{
+	struct netram_parity *p;
+	unsigned int i;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		goto nomem;
+	nt->parity = p;
+	spin_lock_init(&p->lock);
+	INIT_LIST_HEAD(&p->sealed);
+	INIT_WORK(&p->parity_work, netram_parity_work);
+	/* Groups of one page for a device that Network RAM could hold whole. */
+	p->nr_groups = roundup_pow_of_two(clamp_t(u64, opts->device_pages, NETRAM_MIN_GROUPS,
+						  NETRAM_MAX_GROUPS));
+	p->groups = kvcalloc(p->nr_groups, sizeof(*p->groups), GFP_KERNEL);
+	p->ios = kvcalloc(NETRAM_GROUP_IOS, sizeof(*p->ios), GFP_KERNEL);
+	if (!p->groups || !p->ios)
+		goto nomem;
+	for (i = 0; i < NETRAM_GROUP_IOS; i++) {
+		p->ios[i].nt = nt;
+		bio_list_init(&p->ios[i].bios);
+		p->free_ios[p->nr_free_ios++] = i;
+	}
+	if (bioset_init(&p->member_bios, NETRAM_TAGS,
+			offsetof(struct netram_member_write, clone), 0) ||
+	    bioset_init(&p->parity_bios, 2, 0, BIOSET_NEED_BVECS))
+		goto nomem;
+	p->parity_pages = mempool_create_page_pool(NETRAM_PARITY_RUN, 0);
+	p->rebuilds = mempool_create(1, netram_rebuild_alloc, netram_rebuild_free, NULL);
+	if (!p->parity_pages || !p->rebuilds)
+		goto nomem;
+	return 0;
+nomem:
+	ti->error = "Cannot allocate parity groups";
+	return -ENOMEM;
+}
+
+void netram_parity_stop(struct netram_tier *nt)
+{
+	if (nt->parity)
+		cancel_work_sync(&nt->parity->parity_work);
+}
+
+void netram_parity_destroy(struct netram_tier *nt)
+{
+	struct netram_parity *p = nt->parity;
+
+	if (!p)
+		return;
+	mempool_destroy(p->rebuilds);
+	mempool_destroy(p->parity_pages);
+	bioset_exit(&p->parity_bios);
+	bioset_exit(&p->member_bios);
+	kvfree(p->ios);
+	kvfree(p->groups);
+	kfree(p);
+}

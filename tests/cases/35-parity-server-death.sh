@@ -1,0 +1,131 @@
+# reliability=parity: pages form groups of up to N pages on distinct
+# servers, with their XOR on another server.  The table line is checked
+# (group=N from 2 to 7, kept over a reload).  A server killed (SIGKILL)
+# while fio writes loses nothing: its pages are rebuilt from their groups
+# when read, and recovery moves every page of a damaged group into a new
+# group until no copy is lost.  Then two servers killed at once: only pages
+# whose group lost two of its pages are lost; they read as EIO, never as
+# wrong data, and status counts them.  Last, a server's machine asks its
+# memory back (EVICT) and a server is removed: the groups that hold pages
+# there move, and nothing is lost.
+# mem: 256M
+# servers: 4 reserve=32M
+# disks: flash=64M
+# timeout: 900
+
+load_nswap2l
+netram_load_key >/dev/null
+KEY=$(netram_table_arg | cut -d' ' -f2)
+S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2) S3=$(netram_server 3)
+DEV=/dev/mapper/nsw
+PAGES=8192                                  # 32 MiB
+TABLE="0 $((PAGES * 8)) nswap2l 5 netram=$S0,$S1,$S2,$S3 $KEY flash=$FLASH timeout=3"
+
+# 0. bad group sizes fail with a dmesg line; the size is kept over a reload
+for bad in parity,group=1 parity,group=8 parity,group= parity,size=3 mirror,group=3 parityx; do
+	dmesg_mark
+	dm_create bad "$TABLE reliability=$bad" 2>/dev/null && die "reliability=$bad accepted"
+	dmesg_new | grep -q "reliability=$bad: need" || die "no dmesg line for reliability=$bad: $(dmesg_new)"
+done
+dm_create nsw "$TABLE reliability=parity,group=3" || die "create failed"
+dmsetup table nsw | grep -q " reliability=parity,group=3" || die "table: $(dmsetup table nsw)"
+nsw_check_shape nsw 2 4
+assert_eq "$(nsw_recovery nsw reliability)" parity "reliability in status"
+dmsetup suspend nsw || die "suspend"
+dmsetup reload nsw --table "$TABLE reliability=parity,group=4" 2>/dev/null && die "reload changed the group size"
+dmsetup resume nsw || die "resume"
+
+held_sum() { echo $(($(netram_stat nsw 0 held) + $(netram_stat nsw 1 held) + $(netram_stat nsw 2 held) + $(netram_stat nsw 3 held))); }
+recovered() { [ "$(nsw_recovery nsw recovering)" = 0 ] && [ "$(nsw_recovery nsw copies_lost)" = 0 ]; }
+
+# 1. groups of up to 3 pages and their parity, on distinct servers
+fio_write() { # seed: concurrent writes, so that groups fill up
+	run_fio "write $1" --name=parity --filename=$DEV --ioengine=libaio --iodepth=32 --direct=1 \
+		--bs=4k --size=$((PAGES * 4))k --rw=randwrite --randseed=$1 --verify=crc32c \
+		--verify_fatal=1 --do_verify=1
+}
+fio_write 3
+assert_eq "$(tier_stat nsw netram used)" $PAGES "pages in Network RAM"
+h=$(held_sum)
+log "held on the servers for $PAGES pages: $h"
+# at least 4 server pages per 3 pages; overwrites leave old versions in their groups
+assert_gt "$h" $((PAGES * 4 / 3 - 1)) "server pages held"
+for i in 0 1 2 3; do assert_gt "$(netram_stat nsw $i held)" 0 "pages on server $i"; done
+blkdiscard $DEV || die "blkdiscard"
+assert_eq "$(held_sum)" 0 "server pages held after a discard of everything"
+
+# 2. SIGKILL a server in the middle of fio's random writes
+netram_writes() { tier_stat nsw netram writes; }
+w0=$(netram_writes)
+fio --name=parity --filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --bs=4k \
+	--size=$((PAGES * 4))k --rw=randwrite --randseed=7 --verify=crc32c --verify_fatal=1 \
+	--do_verify=1 --eta=never --output=/tmp/parity.out &
+fio_pid=$!
+writing() { [ "$(netram_writes)" -gt $((w0 + 1500)) ]; }
+wait_until 60 nsw "fio writing" writing
+server_ctl kill 1 || die "kill server 1"
+kill -0 $fio_pid 2>/dev/null || die "fio ended before the server was killed"
+log "server 1 killed after $(($(netram_writes) - w0)) page writes"
+wait $fio_pid || { cat /tmp/parity.out; die "fio verify failed after a server died (parity)"; }
+failed1() { [ "$(netram_stat nsw 1 state)" = failed ]; }
+wait_until 30 nsw "server 1 failed" failed1
+wait_until 120 nsw "recovery done" recovered
+show_status nsw
+dmesg | grep -q "rebuilding them from their parity groups" || die "no dmesg line for the loss"
+dmesg | grep -q "recovery done" || die "no dmesg line for the recovery"
+assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost with one server dead"
+assert_gt "$(nsw_recovery nsw recovery_ms)" 0 "recovery time"
+assert_eq "$(netram_stat nsw 1 held)" 0 "pages left on the dead server"
+run_fio verify-after-recovery --name=parity --filename=$DEV --ioengine=libaio --iodepth=16 \
+	--direct=1 --bs=4k --size=$((PAGES * 4))k --rw=randwrite --randseed=7 --verify=crc32c \
+	--verify_fatal=1 --verify_only
+
+# 3. two servers killed at once: pages whose group lost two pages are lost
+server_ctl start 1 || die "restart server 1"
+up1() { [ "$(netram_stat nsw 1 state)" = up ]; }
+wait_until 30 nsw "server 1 up" up1
+blkdiscard $DEV || die "blkdiscard"
+blkpat write $DEV 0 $PAGES 6 || die "blkpat write after the restart"
+assert_gt "$(netram_stat nsw 1 held)" 0 "pages on the restarted server"
+server_ctl kill 0 || die "kill server 0"
+server_ctl kill 2 || die "kill server 2"
+failed02() { [ "$(netram_stat nsw 0 state)" = failed ] && [ "$(netram_stat nsw 2 state)" = failed ]; }
+wait_until 30 nsw "servers 0 and 2 failed" failed02
+idle() { [ "$(nsw_recovery nsw recovering)" = 0 ]; }
+wait_until 120 nsw "recovery done" idle
+show_status nsw
+set -- $(blkpat scan $DEV 0 $PAGES 6 | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p')
+log "after two servers died: ok=$1 eio=$2 bad=$3"
+assert_eq "$3" 0 "pages with wrong contents"
+assert_eq "$(($1 + $2))" $PAGES "pages scanned"
+assert_gt "$2" 0 "pages lost (two of their group on the dead servers)"
+assert_gt "$1" 0 "pages that survived"
+assert_eq "$(nsw_recovery nsw pages_lost)" "$2" "pages lost in status"
+blkpat write $DEV 0 $PAGES 7 || die "blkpat write with two servers left"
+blkpat verify $DEV 0 $PAGES 7 || die "blkpat verify with two servers left"
+assert_eq "$(nsw_recovery nsw copies_lost)" 0 "copies lost after rewriting"
+
+# 4. EVICT and remove_server move whole groups, and lose nothing
+server_ctl start 0 || die "restart server 0"
+server_ctl start 2 || die "restart server 2"
+up02() { [ "$(netram_stat nsw 0 state)" = up ] && [ "$(netram_stat nsw 2 state)" = up ]; }
+wait_until 30 nsw "servers 0 and 2 up" up02
+blkdiscard $DEV || die "blkdiscard"
+fio_write 9
+held3=$(netram_stat nsw 3 held)
+# server 3's machine: 8 MiB under its 32 MiB reserve: it asks 2048 pages back
+server_ctl set-memavailable 3 24M || die "set-memavailable 3"
+asked_back() { [ "$(netram_stat nsw 3 evict_moved)" -gt 0 ]; }
+wait_until 60 nsw "server 3 got pages back" asked_back
+gave_back() { [ "$(netram_stat nsw 3 held)" -le $((held3 - 2048)) ]; }
+wait_until 60 nsw "server 3 holds 2048 pages less" gave_back
+dmsetup message nsw 0 remove_server $S2 || die "remove_server $S2"
+removed2() { [ "$(netram_stat_of nsw $S2 state)" = removed ]; }
+wait_until 120 nsw "server 2 drained and removed" removed2
+assert_eq "$(netram_stat_of nsw $S2 held)" 0 "pages left on the removed server"
+run_fio verify-after-remove --name=parity --filename=$DEV --ioengine=libaio --iodepth=16 \
+	--direct=1 --bs=4k --size=$((PAGES * 4))k --rw=randwrite --randseed=9 --verify=crc32c \
+	--verify_fatal=1 --verify_only
+assert_eq "$(nsw_recovery nsw pages_lost)" "$2" "pages lost, no more than before"
+dm_remove nsw || die "remove"
+log "ok"
