@@ -637,6 +637,8 @@ void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int n
 		unsigned int m = netram_key_run(key);
 		u16 bit = BIT(netram_key_page(key));
 
+		if (WARN_ON_ONCE(!g))
+			continue;
 		g->live--;
 		if (!written && g->state <= NETRAM_GROUP_CLOSED && p->ios[g->io].pending[m] & bit &&
 		    !(p->ios[g->io].mapped[m] & bit)) {

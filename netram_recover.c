@@ -89,6 +89,9 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 		      netram_dev_name(nt), job->left);
 	DMINFO("%s: recovery done in %llu ms: %llu pages copied again, %llu pages lost so far",
 	       netram_dev_name(nt), rec->last_ms, rec->moved, rec->pages_lost);
+	if (nt->parity)
+		DMINFO("%s: %llu pages rebuilt from their parity groups so far",
+		       netram_dev_name(nt), netram_parity_rebuilt(nt));
 }
 
 void netram_queue_recovery(struct netram_tier *nt)

@@ -74,6 +74,8 @@ show_status nsw
 dmesg | grep -q "rebuilding them from their parity groups" || die "no dmesg line for the loss"
 dmesg | grep -q "recovery done" || die "no dmesg line for the recovery"
 assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost with one server dead"
+rebuilt=$(dmesg | sed -n 's/.*: \([0-9]*\) pages rebuilt from their parity groups so far/\1/p' | tail -n1)
+assert_gt "${rebuilt:-0}" 0 "pages rebuilt from parity"
 assert_gt "$(nsw_recovery nsw recovery_ms)" 0 "recovery time"
 assert_eq "$(netram_stat nsw 1 held)" 0 "pages left on the dead server"
 run_fio verify-after-recovery --name=parity --filename=$DEV --ioengine=libaio --iodepth=16 \
