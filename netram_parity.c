@@ -6,11 +6,13 @@
  * NETRAM_PARITY_RUN pages) on distinct servers, and a parity run, their XOR,
  * on yet another server.  Which servers is the server-choice policy's
  * decision, group by group, so parity spreads over every server.  A group
- * takes the writes that arrive while its first members are on the wire;
- * it is sealed when every member it took is stored, and the members' bios
- * complete only once the parity is stored too: a completed write always
- * has its redundancy.  Under load a group fills up (one parity page per N
- * writes); a lone write makes a group of one, whose parity is a copy.
+ * takes the writes that arrive while it is open.  It is sealed, and its
+ * parity computed from the members' bios and sent, as soon as it is full
+ * and all its pages are sent, or else once its members are stored (no other
+ * write came).  The members' bios complete only once the parity is stored
+ * too: a completed write always has its redundancy.  Under load a group
+ * fills up (one parity page per N writes); a lone write makes a group of
+ * one, whose parity is a copy.
  *
  * Groups are log-structured, never updated in place: keys are never
  * reused, so an overwrite, discard or move gives the page a new key in a
@@ -19,7 +21,9 @@
  * its keys are freed.  No parity ever disagrees with the data it covers,
  * whatever dies when, and no read-modify-write is needed (which would read
  * the old page and old parity on every overwrite).  The price is server
- * memory for stale versions until a group empties.
+ * memory for stale versions until a group empties; when they pass half the
+ * pages stored, a cleaner (a move job) moves the pages of groups at least
+ * half stale into new groups, so small groups merge and the old ones go.
  *
  * A group's keys follow from its serial number (NETRAM_GROUP_KEYS keys:
  * NETRAM_PARITY_RUN for each member, then the parity run), and its entry
@@ -83,6 +87,9 @@ struct netram_group_io {
 	struct netram_group *group;
 	u16 pending[NETRAM_PARITY_MEMBERS];	/* pages not stored (or refused) yet */
 	u16 mapped[NETRAM_PARITY_MEMBERS];	/* pages whose write was sent */
+	u8 in_parity;			/* members whose pages the parity covers */
+	bool parity_done;
+	blk_status_t parity_status;
 	struct bio_list bios;
 	struct list_head sealed;
 };
@@ -103,7 +110,18 @@ struct netram_parity {
 	mempool_t *parity_pages;
 	mempool_t *rebuilds;
 	atomic64_t rebuilt;		/* pages */
+	/*
+	 * Server pages kept for pages that left their group; past half the
+	 * pages stored, the cleaner moves the pages of mostly stale groups
+	 * into new groups, and the old ones are freed.
+	 */
+	u64 stale;
+	bool cleaning;
+	struct nswap2l_move_job clean_job;
 };
+
+/* A clean pass starts past this many stale pages, and half the pages stored. */
+#define NETRAM_CLEAN_MIN_STALE		1024
 
 /* A member's write: a clone, so that its bio can wait for the parity. */
 struct netram_member_write {
@@ -246,6 +264,7 @@ static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
 	for (m = 0; m < g->nr_members; m++) {
 		if (!g->pages[m])
 			continue;
+		nt->parity->stale -= hweight16(g->pages[m]);
 		netram_release_keys(nt->servers[netram_group_server(g, m)],
 				    netram_group_key(g, m, 0), g->pages[m], true);
 		__set_bit(netram_group_server(g, m), &to_send);
@@ -265,7 +284,7 @@ static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
  * Writing: members, then the parity
  *--------------------------------------------------------------*/
 
-/* Every member of the group is stored or refused: write the parity.  Parity lock held. */
+/* Nothing can join the parity any more: write it.  Parity lock held. */
 static void netram_seal_group(struct netram_tier *nt, struct netram_group *g)
 {
 	struct netram_parity *p = nt->parity;
@@ -287,8 +306,45 @@ static bool netram_group_stored(const struct netram_group_io *io)
 	return true;
 }
 
-/* @nr pages from @key are stored (or not, @status).  Parity lock held. */
-static void netram_member_done(struct netram_tier *nt, struct netram_group *g, u64 key,
+/* Every page that joined the group was sent. */
+static bool netram_group_sent(const struct netram_group *g, const struct netram_group_io *io)
+{
+	unsigned int m;
+
+	for (m = 0; m < g->nr_members; m++)
+		if ((io->mapped[m] & g->pages[m]) != g->pages[m])
+			return false;
+	return true;
+}
+
+/*
+ * Seal as soon as the parity can be computed: a closed group (full, or no
+ * server left for another member) once all its pages are sent, so that the
+ * parity goes out while they are on the wire; an open one once they are
+ * stored (no other write came meanwhile).  Parity lock held.
+ */
+static void netram_maybe_seal(struct netram_tier *nt, struct netram_group *g)
+{
+	struct netram_group_io *io = &nt->parity->ios[g->io];
+
+	if (g->state > NETRAM_GROUP_CLOSED)
+		return;
+	if (netram_group_stored(io) ||
+	    (g->state == NETRAM_GROUP_CLOSED && netram_group_sent(g, io)))
+		netram_seal_group(nt, g);
+}
+
+/* The members and the parity are written, or failed.  Parity lock held. */
+static bool netram_group_complete(const struct netram_group *g, const struct netram_group_io *io)
+{
+	return g->state == NETRAM_GROUP_SEALED && io->parity_done && netram_group_stored(io);
+}
+
+/*
+ * @nr pages from @key are stored (or not, @status).  Parity lock held.
+ * True when the group is complete: the caller calls netram_group_written().
+ */
+static bool netram_member_done(struct netram_tier *nt, struct netram_group *g, u64 key,
 			       unsigned int nr, blk_status_t status)
 {
 	struct netram_group_io *io = &nt->parity->ios[g->io];
@@ -297,22 +353,29 @@ static void netram_member_done(struct netram_tier *nt, struct netram_group *g, u
 	io->pending[m] &= ~netram_run_bits(netram_key_page(key), nr);
 	if (status)
 		g->left_out |= BIT(m);
-	if ((g->state == NETRAM_GROUP_OPEN || g->state == NETRAM_GROUP_CLOSED) &&
-	    netram_group_stored(io))
-		netram_seal_group(nt, g);
+	netram_maybe_seal(nt, g);
+	return netram_group_complete(g, io);
 }
+
+static void netram_group_written(struct netram_tier *nt, struct netram_group_io *io);
 
 static void netram_member_endio(struct bio *clone)
 {
 	struct netram_member_write *mw = container_of(clone, struct netram_member_write, clone);
 	struct netram_parity *p = mw->nt->parity;
+	struct netram_group_io *io;
+	struct netram_group *g;
 	unsigned long flags;
+	bool complete;
 
 	spin_lock_irqsave(&p->lock, flags);
-	netram_member_done(mw->nt, netram_find_group(p, mw->key), mw->key, mw->nr,
-			   clone->bi_status);
+	g = netram_find_group(p, mw->key);
+	io = &p->ios[g->io];
+	complete = netram_member_done(mw->nt, g, mw->key, mw->nr, clone->bi_status);
 	spin_unlock_irqrestore(&p->lock, flags);
 	bio_put(clone);
+	if (complete)
+		netram_group_written(mw->nt, io);
 }
 
 int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
@@ -335,6 +398,7 @@ int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
 		if ((io->pending[m] & bits) == bits && !(io->mapped[m] & bits)) {
 			io->mapped[m] |= bits;
 			bio_list_add(&io->bios, bio);
+			netram_maybe_seal(nt, g);
 		} else {
 			g = NULL;
 		}
@@ -353,9 +417,13 @@ int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
 
 	clone = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &p->member_bios);
 	if (!clone) {
+		bool complete;
+
 		spin_lock_irqsave(&p->lock, flags);
-		netram_member_done(nt, g, key, nr, BLK_STS_RESOURCE);
+		complete = netram_member_done(nt, g, key, nr, BLK_STS_RESOURCE);
 		spin_unlock_irqrestore(&p->lock, flags);
+		if (complete)
+			netram_group_written(nt, &p->ios[g->io]);
 		return DM_MAPIO_SUBMITTED;
 	}
 	mw = container_of(clone, struct netram_member_write, clone);
@@ -408,12 +476,16 @@ static void netram_xor_bio(struct bio *bio, unsigned int first, struct page **pa
 	}
 }
 
-/* The parity is stored, or not: the members' bios complete.  Called from a completion. */
-static void netram_group_written(struct netram_tier *nt, struct netram_group_io *io,
-				 blk_status_t status)
+/*
+ * The members and the parity are written: the members' bios complete.  A
+ * member whose write failed is left out, unless the parity covers it: then
+ * no page of the group can be rebuilt, and all of them are written again.
+ */
+static void netram_group_written(struct netram_tier *nt, struct netram_group_io *io)
 {
 	struct netram_parity *p = nt->parity;
 	struct netram_group *g = io->group;
+	blk_status_t status;
 	struct bio_list bios;
 	bool damaged = false;
 	unsigned long flags;
@@ -422,6 +494,9 @@ static void netram_group_written(struct netram_tier *nt, struct netram_group_io 
 	u8 left_out;
 
 	spin_lock_irqsave(&p->lock, flags);
+	status = io->parity_status;
+	if (g->left_out & io->in_parity)
+		status = BLK_STS_IOERR;
 	g->state = status ? NETRAM_GROUP_UNPROTECTED : NETRAM_GROUP_PROTECTED;
 	left_out = g->left_out;
 	bios = io->bios;
@@ -448,6 +523,22 @@ static void netram_group_written(struct netram_tier *nt, struct netram_group_io 
 		netram_queue_recovery(nt);
 }
 
+/* The parity is stored, or failed (or not written: no page to cover). */
+static void netram_parity_written(struct netram_group_io *io, blk_status_t status)
+{
+	struct netram_parity *p = io->nt->parity;
+	unsigned long flags;
+	bool complete;
+
+	spin_lock_irqsave(&p->lock, flags);
+	io->parity_done = true;
+	io->parity_status = status;
+	complete = netram_group_complete(io->group, io);
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (complete)
+		netram_group_written(io->nt, io);
+}
+
 static void netram_parity_endio(struct bio *bio)
 {
 	struct netram_group_io *io = bio->bi_private;
@@ -458,7 +549,7 @@ static void netram_parity_endio(struct bio *bio)
 	bio_for_each_segment_all(bv, bio, iter)
 		mempool_free(bv->bv_page, io->nt->parity->parity_pages);
 	bio_put(bio);
-	netram_group_written(io->nt, io, status);
+	netram_parity_written(io, status);
 }
 
 /* The parity of a sealed group: the XOR of its members' pages, page by page. */
@@ -469,13 +560,21 @@ static void netram_write_parity(struct netram_tier *nt, struct netram_group_io *
 	struct page *pages[NETRAM_PARITY_RUN];
 	unsigned int m, i, nr = 0;
 	struct bio *bio, *member;
+	u8 in_parity = 0;
 	u64 key;
 
-	/* Sealed: the members no longer change. */
-	for (m = 0; m < g->nr_members; m++)
-		nr = max_t(unsigned int, nr, fls(netram_member_pages(g, m)));
+	/* Sealed: no page joins any more, but a member's write may still fail. */
+	spin_lock_irq(&p->lock);
+	for (m = 0; m < g->nr_members; m++) {
+		if (!netram_member_pages(g, m))
+			continue;
+		in_parity |= BIT(m);
+		nr = max_t(unsigned int, nr, fls(g->pages[m]));
+	}
+	io->in_parity = in_parity;
+	spin_unlock_irq(&p->lock);
 	if (!nr) {
-		netram_group_written(nt, io, BLK_STS_IOERR);
+		netram_parity_written(io, BLK_STS_IOERR);
 		return;
 	}
 	bio = bio_alloc_bioset(NULL, nr, REQ_OP_WRITE, GFP_NOIO, &p->parity_bios);
@@ -486,7 +585,7 @@ static void netram_write_parity(struct netram_tier *nt, struct netram_group_io *
 	}
 	bio_list_for_each(member, &io->bios) {
 		key = NSWAP2L_SECTOR_TO_PAGE(member->bi_iter.bi_sector);
-		if (netram_member_pages(g, netram_key_run(key)))
+		if (in_parity & BIT(netram_key_run(key)))
 			netram_xor_bio(member, 0, pages + netram_key_page(key),
 				       nr - netram_key_page(key), false);
 	}
@@ -551,6 +650,9 @@ static struct netram_group *netram_open_group(struct netram_tier *nt, const s64 
 	io = &p->ios[g->io];
 	memset(io->pending, 0, sizeof(io->pending));
 	memset(io->mapped, 0, sizeof(io->mapped));
+	io->in_parity = 0;
+	io->parity_done = false;
+	io->parity_status = BLK_STS_OK;
 	io->group = g;
 	/* Keys handed out: a loss from now on covers this group's (netram_lose_copies()). */
 	atomic64_set(&nt->next_key, netram_group_key(g, NETRAM_PARITY_INDEX, NETRAM_PARITY_RUN - 1));
@@ -585,13 +687,11 @@ int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
 		for_each_set_bit(i, &candidates, nr_servers)
 			if (netram_copy_lost(nt->servers[i], netram_group_key(g, 0, 0)))
 				__clear_bit(i, &others);
-		if (g->nr_members == nt->parity_group ||
-		    nswap2l_pick_servers(nt->choice, free_pages, nr_servers, others, 1, &server)) {
-			/* Full, or no server left for it: it seals once its members are stored. */
+		if (nswap2l_pick_servers(nt->choice, free_pages, nr_servers, others, 1, &server)) {
+			/* No server left for another member. */
 			g->state = NETRAM_GROUP_CLOSED;
 			p->open = NULL;
-			if (netram_group_stored(&p->ios[g->io]))
-				netram_seal_group(nt, g);
+			netram_maybe_seal(nt, g);
 			g = NULL;
 		}
 	}
@@ -611,6 +711,11 @@ int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
 	g->live += nr;
 	key = netram_group_key(g, m, 0);
 	netram_hold_keys(nt->servers[server], key, nr);
+	if (g->nr_members == nt->parity_group) {
+		/* Full: sealed once this run is sent too. */
+		g->state = NETRAM_GROUP_CLOSED;
+		p->open = NULL;
+	}
 	spin_unlock_irqrestore(&p->lock, flags);
 
 	atomic64_add(nr, &nt->tier.used);
@@ -623,12 +728,49 @@ int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
  * still being written) is taken out of it; the others stay on their
  * servers, in their group's parity, until the whole group is empty.
  */
+/* Groups at least half stale: their pages move to new groups. */
+static bool netram_clean_wants(struct nswap2l_move_job *job, u64 slot)
+{
+	struct netram_parity *p = container_of(job, struct netram_parity, clean_job);
+	unsigned int m, pages = 0;
+	struct netram_group g;
+
+	if (!netram_group_snapshot(p, netram_slot_key(slot), &g) ||
+	    g.state != NETRAM_GROUP_PROTECTED)
+		return false;
+	for (m = 0; m < g.nr_members; m++)
+		pages += hweight16(g.pages[m]);
+	return g.live * 2 <= pages;
+}
+
+static void netram_clean_done(struct nswap2l_move_job *job)
+{
+	struct netram_parity *p = container_of(job, struct netram_parity, clean_job);
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->lock, flags);
+	p->cleaning = false;
+	spin_unlock_irqrestore(&p->lock, flags);
+}
+
+static void netram_start_cleaning(struct netram_tier *nt)
+{
+	struct netram_parity *p = nt->parity;
+
+	p->clean_job.tier = &nt->tier;
+	p->clean_job.wants = netram_clean_wants;
+	p->clean_job.done = netram_clean_done;
+	if (!nswap2l_queue_move(nt->tier.nc, &p->clean_job))
+		netram_clean_done(&p->clean_job);
+}
+
 void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
 			bool written)
 {
 	struct netram_parity *p = nt->parity;
 	unsigned long flags;
 	unsigned int i;
+	bool clean;
 
 	spin_lock_irqsave(&p->lock, flags);
 	for (i = 0; i < nr; i++) {
@@ -640,17 +782,25 @@ void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int n
 		if (WARN_ON_ONCE(!g))
 			continue;
 		g->live--;
+		p->stale++;
 		if (!written && g->state <= NETRAM_GROUP_CLOSED && p->ios[g->io].pending[m] & bit &&
 		    !(p->ios[g->io].mapped[m] & bit)) {
 			g->pages[m] &= ~bit;
+			p->stale--;	/* never stored */
 			netram_release_keys(netram_copy_server(nt, slots[i], 0), key, 1, false);
-			netram_member_done(nt, g, key, 1, BLK_STS_OK);
+			/* Not sealed before: its parity cannot be written yet. */
+			WARN_ON_ONCE(netram_member_done(nt, g, key, 1, BLK_STS_OK));
 		} else if (!g->live && g->state >= NETRAM_GROUP_PROTECTED) {
 			netram_free_group(nt, g);
 		}
 	}
+	clean = !p->cleaning && p->stale > NETRAM_CLEAN_MIN_STALE &&
+		p->stale > atomic64_read(&nt->tier.used) / 2;
+	p->cleaning |= clean;
 	spin_unlock_irqrestore(&p->lock, flags);
 	atomic64_sub(nr, &nt->tier.used);
+	if (clean)
+		netram_start_cleaning(nt);
 }
 
 /*----------------------------------------------------------------

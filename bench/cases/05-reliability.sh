@@ -49,23 +49,20 @@ for r in $MODES; do
 		die "prefill of nsw_$r"
 done
 server_pages after-fill
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'; }
 for job in randwrite randread; do
-	unset iops ratios
-	declare -A iops ratios
+	i_none="" i_mirror="" i_parity="" r_mirror="" r_parity=""
 	for round in $(seq 1 "$ROUNDS"); do
 		log "$job round $round of $ROUNDS"
-		for r in $MODES; do
-			iops[$r]="${iops[$r]:-} $(fio_iops /dev/mapper/nsw_$r $job libaio 16)"
-		done
-		none=$(echo ${iops[none]} | awk '{ print $NF }')
-		for r in mirror parity; do
-			ratios[$r]="${ratios[$r]:-} $(echo ${iops[$r]} | awk -v b="$none" '{ printf "%.4f", $NF / b }')"
-		done
+		none=$(fio_iops /dev/mapper/nsw_none $job libaio 16)
+		mirror=$(fio_iops /dev/mapper/nsw_mirror $job libaio 16)
+		parity=$(fio_iops /dev/mapper/nsw_parity $job libaio 16)
+		i_none="$i_none $none" i_mirror="$i_mirror $mirror" i_parity="$i_parity $parity"
+		r_mirror="$r_mirror $(ratio "$mirror" "$none")" r_parity="$r_parity $(ratio "$parity" "$none")"
 	done
-	line="@@BENCH reliability $job-qd16-4k"
-	for r in $MODES; do line="$line $r=$(echo ${iops[$r]} | median)"; done
-	for r in mirror parity; do line="$line ${r}_ratio=$(echo ${ratios[$r]} | median)"; done
-	echo "$line rounds=[none:${iops[none]}][mirror:${iops[mirror]}][parity:${iops[parity]}]"
+	echo "@@BENCH reliability $job-qd16-4k none=$(echo $i_none | median) mirror=$(echo $i_mirror | median)" \
+		"parity=$(echo $i_parity | median) mirror_ratio=$(echo $r_mirror | median)" \
+		"parity_ratio=$(echo $r_parity | median) rounds=[none:$i_none][mirror:$i_mirror][parity:$i_parity]"
 done
 server_pages after-random-writes
 for r in $MODES; do dm_remove "nsw_$r" || die "remove nsw_$r"; done

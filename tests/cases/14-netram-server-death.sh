@@ -1,7 +1,8 @@
 # A server dies with no redundancy: reads of its pages fail with EIO (after
 # the timeout), never zeros or stale data; the other server's pages still
 # read; new writes of the lost pages go elsewhere.  A server that comes back
-# empty (restarted) must not turn into zeros either.
+# empty (restarted) must not turn into zeros either.  A server killed while
+# a writer goes on loses only the pages it had stored.
 # mem: 256M
 # servers: 2
 # timeout: 900
@@ -14,9 +15,7 @@ PAGES=4096
 dm_create nsw "0 $((PAGES * 8)) nswap2l 3 netram=$(netram_server 0),$(netram_server 1) $KEY timeout=5" ||
 	die "create failed"
 
-scan() { # seed -> "ok eio bad"
-	blkpat scan $DEV 0 $PAGES "$1" | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p'
-}
+scan() { blkpat_scan_counts $DEV 0 $PAGES "$1"; } # seed -> "ok eio bad"
 
 # 1. server 1 restarts empty: its pages are gone, reads must fail
 blkpat write $DEV 0 $PAGES 7 || die "write seed 7"
@@ -65,5 +64,20 @@ blkpat verify $DEV 0 $PAGES 9 || die "verify seed 9"
 assert_gt "$(nsw_rerouted nsw)" 0 "rerouted writes"
 assert_eq "$(netram_stat nsw 0 held)" $PAGES "pages on server 0"
 assert_eq "$(netram_stat nsw 1 held)" 0 "pages on server 1"
+
+# 4. killed while a writer goes on: only the pages it had stored fail
+server_ctl start 1 || die "restart server 1"
+wait_until 30 nsw "server 1 up" servers_in_state nsw up 1
+blkdiscard $DEV || die "blkdiscard"
+blkpat write $DEV 0 $((PAGES / 2)) 10 || die "write the first half"
+server_ctl kill 1 || die "kill server 1"
+blkpat write $DEV $((PAGES / 2)) $((PAGES / 2)) 10 || die "write the second half with server 1 dead"
+h1=$(netram_stat nsw 1 held)
+set -- $(scan 10)
+log "killed between two writes: ok=$1 eio=$2 bad=$3, server 1 held $h1"
+assert_eq "$3" 0 "pages with wrong contents"
+assert_gt "$h1" 0 "pages stored on server 1 before it died"
+assert_eq "$2" "$h1" "unreadable pages (those stored on the dead server)"
+assert_eq "$(($1 + $2))" $PAGES "pages scanned"
 dm_remove nsw || die "remove"
 log "ok"

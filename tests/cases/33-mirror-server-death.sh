@@ -33,18 +33,7 @@ assert_eq "$(held_sum)" $((2 * PAGES)) "copies on the servers"
 for i in 0 1 2; do assert_gt "$(netram_stat nsw $i held)" 0 "copies on server $i"; done
 
 # 2. SIGKILL a server in the middle of fio's random writes
-netram_writes() { tier_stat nsw netram writes; }
-w0=$(netram_writes)
-fio --name=mirror --filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --bs=4k \
-	--size=$((PAGES * 4))k --rw=randwrite --randseed=7 --verify=crc32c --verify_fatal=1 \
-	--do_verify=1 --eta=never --output=/tmp/mirror.out &
-fio_pid=$!
-writing() { [ "$(netram_writes)" -gt $((w0 + 1500)) ]; }
-wait_until 60 nsw "fio writing" writing
-server_ctl kill 1 || die "kill server 1"
-kill -0 $fio_pid 2>/dev/null || die "fio ended before the server was killed"
-log "server 1 killed after $(($(netram_writes) - w0)) page writes"
-wait $fio_pid || { cat /tmp/mirror.out; die "fio verify failed after a server died (mirror)"; }
+kill_during_fio nsw $DEV $PAGES 1 7
 failed1() { [ "$(netram_stat nsw 1 state)" = failed ]; }
 wait_until 30 nsw "server 1 failed" failed1
 wait_until 120 nsw "recovery done" recovered 0
@@ -54,9 +43,7 @@ assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost with one server dead"
 assert_gt "$(nsw_recovery nsw recovery_ms)" 0 "recovery time"
 assert_eq "$(netram_stat nsw 1 held)" 0 "copies left on the dead server"
 assert_eq "$(held_sum)" $((2 * $(tier_stat nsw netram used))) "two copies of every Network RAM page"
-run_fio verify-after-recovery --name=mirror --filename=$DEV --ioengine=libaio --iodepth=16 \
-	--direct=1 --bs=4k --size=$((PAGES * 4))k --rw=randwrite --randseed=7 --verify=crc32c \
-	--verify_fatal=1 --verify_only
+fio_verify_again $DEV $PAGES 7
 
 # 3. the server restarts empty: it is fresh, and takes new pages again
 server_ctl start 1 || die "restart server 1"
@@ -70,22 +57,8 @@ assert_gt "$(netram_stat nsw 1 held)" 0 "copies on the restarted server"
 assert_eq "$(nsw_recovery nsw copies_lost)" 0 "copies lost"
 
 # 4. two servers killed at once: pages with both copies on them are lost
-h=$(held_sum)
-server_ctl kill 0 || die "kill server 0"
-server_ctl kill 2 || die "kill server 2"
-failed02() { [ "$(netram_stat nsw 0 state)" = failed ] && [ "$(netram_stat nsw 2 state)" = failed ]; }
-wait_until 30 nsw "servers 0 and 2 failed" failed02
-lost_pairs() { [ "$(nsw_recovery nsw recovering)" = 0 ]; }
-wait_until 120 nsw "recovery done" lost_pairs
-show_status nsw
-set -- $(blkpat scan $DEV 0 $PAGES 6 | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p')
-log "after two servers died: ok=$1 eio=$2 bad=$3 (copies held before: $h)"
-assert_eq "$3" 0 "pages with wrong contents"
-assert_eq "$(($1 + $2))" $PAGES "pages scanned"
-assert_gt "$2" 0 "pages lost (both copies on the dead servers)"
-assert_gt "$1" 0 "pages that survived through server 1"
-assert_eq "$(nsw_recovery nsw pages_lost)" "$2" "pages lost in status"
-assert_eq "$(nsw_recovery nsw copies_lost)" $((2 * $2)) "copies lost in status (two per lost page)"
+kill_servers_and_scan nsw $DEV $PAGES 6 0 2
+assert_eq "$(nsw_recovery nsw copies_lost)" $((2 * SCAN_EIO)) "copies lost in status (two per lost page)"
 assert_gt "$(tier_stat nsw flash used)" 0 "pages recovered to flash (one server left)"
 
 # 5. writing the lost pages again makes them whole

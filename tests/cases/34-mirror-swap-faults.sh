@@ -41,8 +41,7 @@ wait $p2 || { cat /tmp/mc2.out; die "memcheck (2nd process) failed on a mirrored
 show_status nsw
 asked_back() { [ "$(netram_stat nsw 2 evict_moved)" -gt 0 ]; }
 wait_until 60 nsw "server 2 got pages back" asked_back
-recovered() { [ "$(nsw_recovery nsw recovering)" = 0 ] && [ "$(nsw_recovery nsw copies_lost)" = 0 ]; }
-wait_until 120 nsw "recovery done" recovered
+wait_until 120 nsw "recovery done" nsw_recovered nsw
 show_status nsw
 assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost"
 assert_eq "$(netram_stat nsw 1 held)" 0 "copies left on the dead server"

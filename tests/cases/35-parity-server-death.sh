@@ -1,13 +1,14 @@
 # reliability=parity: pages form groups of up to N pages on distinct
 # servers, with their XOR on another server.  The table line is checked
-# (group=N from 2 to 7, kept over a reload).  A server killed (SIGKILL)
-# while fio writes loses nothing: its pages are rebuilt from their groups
-# when read, and recovery moves every page of a damaged group into a new
-# group until no copy is lost.  Then two servers killed at once: only pages
-# whose group lost two of its pages are lost; they read as EIO, never as
-# wrong data, and status counts them.  Last, a server's machine asks its
-# memory back (EVICT) and a server is removed: the groups that hold pages
-# there move, and nothing is lost.
+# (group=N from 2 to 7, kept over a reload).  Overwrites leave old versions
+# in their groups until the cleaner merges mostly stale groups.  A server
+# killed (SIGKILL) while fio writes loses nothing: its pages are rebuilt
+# from their groups when read, and recovery moves every page of a damaged
+# group into a new group until no copy is lost.  Then two servers killed at
+# once: only pages whose group lost two of its pages are lost; they read as
+# EIO, never as wrong data, and status counts them.  Last, a server's
+# machine asks its memory back (EVICT) and a server is removed: the groups
+# that hold pages there move, and nothing is lost.
 # mem: 256M
 # servers: 4 reserve=32M
 # disks: flash=64M
@@ -36,11 +37,10 @@ dmsetup reload nsw --table "$TABLE reliability=parity,group=4" 2>/dev/null && di
 dmsetup resume nsw || die "resume"
 
 held_sum() { echo $(($(netram_stat nsw 0 held) + $(netram_stat nsw 1 held) + $(netram_stat nsw 2 held) + $(netram_stat nsw 3 held))); }
-recovered() { [ "$(nsw_recovery nsw recovering)" = 0 ] && [ "$(nsw_recovery nsw copies_lost)" = 0 ]; }
 
 # 1. groups of up to 3 pages and their parity, on distinct servers
 fio_write() { # seed: concurrent writes, so that groups fill up
-	run_fio "write $1" --name=parity --filename=$DEV --ioengine=libaio --iodepth=32 --direct=1 \
+	run_fio "write $1" --name=kill --filename=$DEV --ioengine=libaio --iodepth=32 --direct=1 \
 		--bs=4k --size=$((PAGES * 4))k --rw=randwrite --randseed=$1 --verify=crc32c \
 		--verify_fatal=1 --do_verify=1
 }
@@ -51,25 +51,22 @@ log "held on the servers for $PAGES pages: $h"
 # at least 4 server pages per 3 pages; overwrites leave old versions in their groups
 assert_gt "$h" $((PAGES * 4 / 3 - 1)) "server pages held"
 for i in 0 1 2 3; do assert_gt "$(netram_stat nsw $i held)" 0 "pages on server $i"; done
+# overwrites leave old versions in their groups; the cleaner moves the pages
+# of mostly stale groups into new ones, so that the old groups are freed
+fio --name=over --filename=$DEV --ioengine=libaio --iodepth=32 --direct=1 --bs=4k \
+	--size=$((PAGES * 4))k --rw=randwrite --norandommap --randrepeat=0 \
+	--number_ios=$((PAGES * 3)) --output=/dev/null || die "fio overwrites"
+cleaned() { [ "$(held_sum)" -le $((5 * PAGES / 2)) ]; }
+wait_until 60 nsw "server pages held at most 2.5 per page" cleaned
+assert_gt "$(nsw_moved nsw)" 0 "pages moved by the cleaner"
+log "held after overwrites and cleaning: $(held_sum)"
 blkdiscard $DEV || die "blkdiscard"
 assert_eq "$(held_sum)" 0 "server pages held after a discard of everything"
 
 # 2. SIGKILL a server in the middle of fio's random writes
-netram_writes() { tier_stat nsw netram writes; }
-w0=$(netram_writes)
-fio --name=parity --filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --bs=4k \
-	--size=$((PAGES * 4))k --rw=randwrite --randseed=7 --verify=crc32c --verify_fatal=1 \
-	--do_verify=1 --eta=never --output=/tmp/parity.out &
-fio_pid=$!
-writing() { [ "$(netram_writes)" -gt $((w0 + 1500)) ]; }
-wait_until 60 nsw "fio writing" writing
-server_ctl kill 1 || die "kill server 1"
-kill -0 $fio_pid 2>/dev/null || die "fio ended before the server was killed"
-log "server 1 killed after $(($(netram_writes) - w0)) page writes"
-wait $fio_pid || { cat /tmp/parity.out; die "fio verify failed after a server died (parity)"; }
-failed1() { [ "$(netram_stat nsw 1 state)" = failed ]; }
-wait_until 30 nsw "server 1 failed" failed1
-wait_until 120 nsw "recovery done" recovered
+kill_during_fio nsw $DEV $PAGES 1 7
+wait_until 30 nsw "server 1 failed" servers_in_state nsw failed 1
+wait_until 120 nsw "recovery done" nsw_recovered nsw
 show_status nsw
 dmesg | grep -q "rebuilding them from their parity groups" || die "no dmesg line for the loss"
 dmesg | grep -q "recovery done" || die "no dmesg line for the recovery"
@@ -78,31 +75,15 @@ rebuilt=$(dmesg | sed -n 's/.*: \([0-9]*\) pages rebuilt from their parity group
 assert_gt "${rebuilt:-0}" 0 "pages rebuilt from parity"
 assert_gt "$(nsw_recovery nsw recovery_ms)" 0 "recovery time"
 assert_eq "$(netram_stat nsw 1 held)" 0 "pages left on the dead server"
-run_fio verify-after-recovery --name=parity --filename=$DEV --ioengine=libaio --iodepth=16 \
-	--direct=1 --bs=4k --size=$((PAGES * 4))k --rw=randwrite --randseed=7 --verify=crc32c \
-	--verify_fatal=1 --verify_only
+fio_verify_again $DEV $PAGES 7
 
 # 3. two servers killed at once: pages whose group lost two pages are lost
 server_ctl start 1 || die "restart server 1"
-up1() { [ "$(netram_stat nsw 1 state)" = up ]; }
-wait_until 30 nsw "server 1 up" up1
+wait_until 30 nsw "server 1 up" servers_in_state nsw up 1
 blkdiscard $DEV || die "blkdiscard"
 blkpat write $DEV 0 $PAGES 6 || die "blkpat write after the restart"
 assert_gt "$(netram_stat nsw 1 held)" 0 "pages on the restarted server"
-server_ctl kill 0 || die "kill server 0"
-server_ctl kill 2 || die "kill server 2"
-failed02() { [ "$(netram_stat nsw 0 state)" = failed ] && [ "$(netram_stat nsw 2 state)" = failed ]; }
-wait_until 30 nsw "servers 0 and 2 failed" failed02
-idle() { [ "$(nsw_recovery nsw recovering)" = 0 ]; }
-wait_until 120 nsw "recovery done" idle
-show_status nsw
-set -- $(blkpat scan $DEV 0 $PAGES 6 | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p')
-log "after two servers died: ok=$1 eio=$2 bad=$3"
-assert_eq "$3" 0 "pages with wrong contents"
-assert_eq "$(($1 + $2))" $PAGES "pages scanned"
-assert_gt "$2" 0 "pages lost (two of their group on the dead servers)"
-assert_gt "$1" 0 "pages that survived"
-assert_eq "$(nsw_recovery nsw pages_lost)" "$2" "pages lost in status"
+kill_servers_and_scan nsw $DEV $PAGES 6 0 2
 blkpat write $DEV 0 $PAGES 7 || die "blkpat write with two servers left"
 blkpat verify $DEV 0 $PAGES 7 || die "blkpat verify with two servers left"
 assert_eq "$(nsw_recovery nsw copies_lost)" 0 "copies lost after rewriting"
@@ -110,8 +91,7 @@ assert_eq "$(nsw_recovery nsw copies_lost)" 0 "copies lost after rewriting"
 # 4. EVICT and remove_server move whole groups, and lose nothing
 server_ctl start 0 || die "restart server 0"
 server_ctl start 2 || die "restart server 2"
-up02() { [ "$(netram_stat nsw 0 state)" = up ] && [ "$(netram_stat nsw 2 state)" = up ]; }
-wait_until 30 nsw "servers 0 and 2 up" up02
+wait_until 30 nsw "servers 0 and 2 up" servers_in_state nsw up 0 2
 blkdiscard $DEV || die "blkdiscard"
 fio_write 9
 held3=$(netram_stat nsw 3 held)
@@ -125,9 +105,7 @@ dmsetup message nsw 0 remove_server $S2 || die "remove_server $S2"
 removed2() { [ "$(netram_stat_of nsw $S2 state)" = removed ]; }
 wait_until 120 nsw "server 2 drained and removed" removed2
 assert_eq "$(netram_stat_of nsw $S2 held)" 0 "pages left on the removed server"
-run_fio verify-after-remove --name=parity --filename=$DEV --ioengine=libaio --iodepth=16 \
-	--direct=1 --bs=4k --size=$((PAGES * 4))k --rw=randwrite --randseed=9 --verify=crc32c \
-	--verify_fatal=1 --verify_only
-assert_eq "$(nsw_recovery nsw pages_lost)" "$2" "pages lost, no more than before"
+fio_verify_again $DEV $PAGES 9
+assert_eq "$(nsw_recovery nsw pages_lost)" "$SCAN_EIO" "pages lost, no more than before"
 dm_remove nsw || die "remove"
 log "ok"

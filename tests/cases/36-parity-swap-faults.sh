@@ -6,7 +6,7 @@
 # (EVICT) while recovery runs, and the groups that hold pages there move.
 # Every sum comes out right, no page is lost, nothing stays on the dead
 # server.
-# mem: 160M
+# mem: 128M
 # servers: 4 reserve=32M
 # disks: flash=192M disk=384M
 # timeout: 1200
@@ -19,27 +19,25 @@ PAGES=$(dev_pages "$DISK")
 dm_create nsw "0 $((PAGES * 8)) nswap2l 7 $(netram_table_arg | cut -d' ' -f1) $KEY flash=$FLASH disk=$DISK timeout=3 reliability=parity,group=3 prefetch=random,amount=written:20,interval=100" ||
 	die "create failed"
 MB=$(($(meminfo_kb MemTotal) * 2 / 1024))
-log "memcheck: ${MB} MiB in four threads"
+log "memcheck: ${MB} MiB in two threads"
 
 mkswap $DEV >/dev/null || die "mkswap"
 swapon --discard $DEV || die "swapon"
-memcheck -m $MB -p 4 -s 21 >/tmp/mc.out 2>&1 &
+memcheck -m $MB -p 2 -s 21 >/tmp/mc.out 2>&1 &
 mc=$!
 under_way() { [ "$(tier_stat nsw netram writes)" -gt 10000 ] && [ "$(pf_status nsw prefetched)" -gt 0 ]; }
 wait_until 120 nsw "swapping to groups, prefetching" under_way
 server_ctl kill 2 || die "kill server 2"
 log "server 2 killed with $(tier_stat nsw netram used) pages in Network RAM, $(pf_status nsw prefetched) prefetched"
 kill -0 $mc || die "memcheck ended before the server was killed"
-failed2() { [ "$(netram_stat nsw 2 state)" = failed ]; }
-wait_until 30 nsw "server 2 failed" failed2
+wait_until 30 nsw "server 2 failed" servers_in_state nsw failed 2
 # server 0's machine: 8 MiB under its 32 MiB reserve, while recovery may run
 server_ctl set-memavailable 0 24M || die "set-memavailable 0"
 wait $mc || { cat /tmp/mc.out; die "memcheck failed on a parity device that lost a server"; }
 show_status nsw
 moved_back() { [ "$(netram_stat nsw 0 evict_moved)" -gt 0 ]; }
 wait_until 60 nsw "server 0 got memory back" moved_back
-done_recovering() { [ "$(nsw_recovery nsw recovering)" = 0 ] && [ "$(nsw_recovery nsw copies_lost)" = 0 ]; }
-wait_until 120 nsw "recovery done" done_recovering
+wait_until 120 nsw "recovery done" nsw_recovered nsw
 show_status nsw
 assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost"
 assert_eq "$(netram_stat nsw 2 held)" 0 "pages left on the dead server"

@@ -195,6 +195,64 @@ run_fio() {
 	grep -E 'WRITE:|READ:' /tmp/fio-last.log | sed "s/^/[$NST_NAME] fio $_what: /"
 }
 
+# kill_during_fio name dev pages server seed: fio writes the device's first
+#   pages at random (QD16, --verify=crc32c) and server I is killed (SIGKILL)
+#   once 1500 pages have gone to Network RAM; dies unless fio verifies
+#   everything after writing
+kill_during_fio() {
+	_w0=$(tier_stat "$1" netram writes)
+	fio --name=kill --filename="$2" --ioengine=libaio --iodepth=16 --direct=1 --bs=4k \
+		--size=$(($3 * 4))k --rw=randwrite --randseed="$5" --verify=crc32c --verify_fatal=1 \
+		--do_verify=1 --eta=never --output=/tmp/kill-fio.out &
+	_fio=$!
+	_writing() { [ "$(tier_stat "$1" netram writes)" -gt $((_w0 + 1500)) ]; }
+	wait_until 60 "$1" "fio writing" _writing "$1"
+	server_ctl kill "$4" || die "kill server $4"
+	kill -0 $_fio 2>/dev/null || die "fio ended before server $4 was killed"
+	log "server $4 killed after $(($(tier_stat "$1" netram writes) - _w0)) page writes"
+	wait $_fio || { cat /tmp/kill-fio.out; die "fio verify failed after server $4 died"; }
+}
+# fio_verify_again dev pages seed: read back what kill_during_fio wrote
+fio_verify_again() {
+	run_fio verify-again --name=kill --filename="$1" --ioengine=libaio --iodepth=16 \
+		--direct=1 --bs=4k --size=$(($2 * 4))k --rw=randwrite --randseed="$3" --verify=crc32c \
+		--verify_fatal=1 --verify_only
+}
+# blkpat_scan_counts dev first count seed: "ok eio bad" of a blkpat scan
+blkpat_scan_counts() {
+	blkpat scan "$@" | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p'
+}
+
+# nsw_recovered name: no recovery runs and no copy is lost
+nsw_recovered() { [ "$(nsw_recovery "$1" recovering)" = 0 ] && [ "$(nsw_recovery "$1" copies_lost)" = 0 ]; }
+# servers_in_state name state I...: each server I of the device is in that state
+servers_in_state() {
+	_si_n=$1 _si_st=$2
+	shift 2
+	for _i; do [ "$(netram_stat "$_si_n" "$_i" state)" = "$_si_st" ] || return 1; done
+}
+# kill_servers_and_scan name dev pages seed I...: SIGKILL servers I... at
+#   once, wait until they are failed and recovery has stopped, then scan the
+#   first pages (written by blkpat with seed): no page may read wrong, and
+#   status must count the pages that read EIO; sets SCAN_OK and SCAN_EIO
+kill_servers_and_scan() {
+	_ks_n=$1 _ks_dev=$2 _ks_pages=$3 _ks_seed=$4
+	shift 4
+	for _i; do server_ctl kill "$_i" || die "kill server $_i"; done
+	wait_until 30 "$_ks_n" "servers $* failed" servers_in_state "$_ks_n" failed "$@"
+	_stopped() { [ "$(nsw_recovery "$1" recovering)" = 0 ]; }
+	wait_until 120 "$_ks_n" "recovery done" _stopped "$_ks_n"
+	show_status "$_ks_n"
+	set -- $(blkpat_scan_counts "$_ks_dev" 0 "$_ks_pages" "$_ks_seed")
+	log "after servers died: ok=$1 eio=$2 bad=$3"
+	assert_eq "$3" 0 "pages with wrong contents"
+	assert_eq "$(($1 + $2))" "$_ks_pages" "pages scanned"
+	assert_gt "$2" 0 "pages lost (their redundancy was on the dead servers)"
+	assert_gt "$1" 0 "pages that survived"
+	assert_eq "$(nsw_recovery "$_ks_n" pages_lost)" "$2" "pages lost in status"
+	SCAN_OK=$1 SCAN_EIO=$2
+}
+
 # nswap2l table helpers
 nsw_capacity_pages() { # dev... : sum of floor(sectors/8)
 	_s=0
