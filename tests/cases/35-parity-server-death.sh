@@ -55,7 +55,7 @@ for i in 0 1 2 3; do assert_gt "$(netram_stat nsw $i held)" 0 "pages on server $
 # of mostly stale groups into new ones, so that the old groups are freed
 fio --name=over --filename=$DEV --ioengine=libaio --iodepth=32 --direct=1 --bs=4k \
 	--size=$((PAGES * 4))k --rw=randwrite --norandommap --randrepeat=0 \
-	--number_ios=$((PAGES * 3)) --output=/dev/null || die "fio overwrites"
+	--number_ios=$((PAGES * 3)) --eta=never --output=/dev/null || die "fio overwrites"
 cleaned() { [ "$(held_sum)" -le $((5 * PAGES / 2)) ]; }
 wait_until 60 nsw "server pages held at most 2.5 per page" cleaned
 assert_gt "$(nsw_moved nsw)" 0 "pages moved by the cleaner"
