@@ -7,6 +7,7 @@
 #define NSWAP2L_COMPAT_H
 
 #include <linux/blkdev.h>
+#include <linux/device-mapper.h>
 #include <linux/net.h>
 #include <linux/version.h>
 #include <net/sock.h>
@@ -65,6 +66,27 @@ static inline int nswap2l_send_pages(struct socket *sock, struct bio_vec *bvecs,
 			break;
 	}
 	return sent;
+#endif
+}
+
+/*
+ * Pages that must not change while they are written (stable writes): 6.11
+ * made that a queue limits feature, which a target sets in io_hints.
+ * Before, dm sets or clears the queue flag from the table's devices at
+ * each load, before the targets resume: a target that needs it sets it
+ * again when it resumes (swapon and mount read it).
+ */
+static inline void nswap2l_limit_stable_writes(struct queue_limits *limits)
+{
+#ifdef BLK_FEAT_STABLE_WRITES
+	limits->features |= BLK_FEAT_STABLE_WRITES;
+#endif
+}
+
+static inline void nswap2l_resume_stable_writes(struct dm_target *ti)
+{
+#ifndef BLK_FEAT_STABLE_WRITES
+	blk_queue_flag_set(QUEUE_FLAG_STABLE_WRITES, dm_disk(dm_table_get_md(ti->table))->queue);
 #endif
 }
 

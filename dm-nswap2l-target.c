@@ -1354,6 +1354,8 @@ static void nswap2l_resume(struct dm_target *ti)
 	nswap2l_profiler_start(nc);
 	nswap2l_prefetch_resume(nc);
 	mutex_unlock(&nc->control_mutex);
+	if (t->reliability == NSWAP2L_RELIABILITY_PARITY)
+		nswap2l_resume_stable_writes(ti);
 	nswap2l_sysfs_add(nc);
 }
 
@@ -1598,6 +1600,16 @@ static int nswap2l_iterate_devices(struct dm_target *ti,
 
 static void nswap2l_io_hints(struct dm_target *ti, struct queue_limits *limits)
 {
+	struct nswap2l_table *t = ti->private;
+
+	/*
+	 * A parity page is the XOR of its group's pages as they were when it
+	 * was computed; a page changed while it is written (swap maps pages
+	 * under writeback writable, unless told not to) would no longer match
+	 * it, and rebuilding any other page of the group would go wrong.
+	 */
+	if (t->reliability == NSWAP2L_RELIABILITY_PARITY)
+		nswap2l_limit_stable_writes(limits);
 	limits->logical_block_size = 1 << NSWAP2L_PAGE_SHIFT;
 	limits->physical_block_size = 1 << NSWAP2L_PAGE_SHIFT;
 	limits->io_min = 1 << NSWAP2L_PAGE_SHIFT;

@@ -345,6 +345,7 @@ void netram_update_capacity(struct netram_tier *nt);
  */
 void netram_lose_copies(struct netram_server *srv, const char *why);
 void netram_queue_recovery(struct netram_tier *nt);
+void netram_retry_recovery(struct netram_tier *nt);
 void netram_emit_recovery(struct netram_tier *nt, char *result, unsigned int maxlen,
 			  unsigned int *sz);
 
@@ -370,6 +371,11 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 void netram_queue_bio(struct netram_server *srv, struct bio *bio);
 /* A key to FREE; called with srv->lock held, the caller queues the io_work. */
 void netram_add_free_key(struct netram_server *srv, u64 key);
+/*
+ * @key leaves @srv: FREEd there if it was @written (returns true: the caller
+ * queues the io_work), its reservation given back if not.  srv->lock held.
+ */
+bool netram_release_key(struct netram_server *srv, u64 key, bool written);
 void netram_queue_io(struct netram_server *srv);
 void netram_io_work(struct work_struct *work);
 void netram_reset_tx(struct netram_server *srv);

@@ -261,6 +261,7 @@ static int netram_connect(struct netram_server *srv)
 	srv->ever_up = true;
 	spin_unlock_irq(&srv->lock);
 	netram_queue_io(srv);
+	netram_retry_recovery(srv->nt);
 	return 0;
 }
 

@@ -27,8 +27,9 @@
  *
  * A group's keys follow from its serial number (NETRAM_GROUP_KEYS keys:
  * NETRAM_PARITY_RUN for each member, then the parity run), and its entry
- * in a table allocated with the tier (serial modulo the table's size) holds
- * the members' servers and pages: 32 bytes per group, so between 32 bytes
+ * in a table allocated with the tier (serial modulo the table's size; a
+ * new group takes the next free entry) holds the members' servers and
+ * pages: 32 bytes per group, so between 32 bytes
  * (groups of one page) and 32 / (N * 16) bytes (full groups of full runs)
  * per page.  The page's map entry stays one 8-byte slot with one server.
  *
@@ -51,7 +52,11 @@
 #define NETRAM_MAX_GROUPS		(1U << 20)	/* 32 MiB of entries at most */
 #define NETRAM_MIN_GROUPS		1024U
 #define NETRAM_GROUP_IOS		256	/* groups being written, at most */
-#define NETRAM_FIND_GROUP_TRIES		64
+/*
+ * Entries beyond one group per device page: groups being written, and the
+ * old groups of pages being overwritten or moved.
+ */
+#define NETRAM_GROUP_SLACK		(2 * NETRAM_GROUP_IOS)
 /* Reads of a rebuild: a run of the page's range from each other member and the parity. */
 #define NETRAM_REBUILD_READS		(NETRAM_PARITY_MEMBERS * NETRAM_PARITY_RUN / 2 + 1)
 
@@ -97,7 +102,8 @@ struct netram_group_io {
 struct netram_parity {
 	spinlock_t lock;		/* groups, ios and everything below */
 	struct netram_group *groups;
-	u64 nr_groups;			/* a power of two */
+	u32 nr_groups;
+	unsigned long *free_groups;	/* a bit per group table entry: FREE */
 	u64 next_serial;
 	struct netram_group *open;
 	struct netram_group_io *ios;
@@ -193,7 +199,11 @@ static inline u16 netram_run_bits(unsigned int first, unsigned int nr)
 static struct netram_group *netram_find_group(struct netram_parity *p, u64 key)
 {
 	u64 serial = netram_key_serial(key);
-	struct netram_group *g = &p->groups[serial & (p->nr_groups - 1)];
+	u32 index;
+	struct netram_group *g;
+
+	div_u64_rem(serial, p->nr_groups, &index);
+	g = &p->groups[index];
 
 	return g->state != NETRAM_GROUP_FREE && g->serial == serial ? g : NULL;
 }
@@ -243,15 +253,8 @@ static void netram_release_keys(struct netram_server *srv, u64 key, unsigned lon
 	unsigned int i;
 
 	spin_lock_irqsave(&srv->lock, flags);
-	for_each_set_bit(i, &bits, NETRAM_PARITY_RUN) {
-		atomic64_dec(&srv->held);
-		if (netram_copy_lost(srv, key + i))
-			WRITE_ONCE(srv->lost_held, srv->lost_held - 1);
-		else if (sent)
-			netram_add_free_key(srv, key + i);
-		else
-			atomic64_inc(&srv->free_estimate);
-	}
+	for_each_set_bit(i, &bits, NETRAM_PARITY_RUN)
+		netram_release_key(srv, key + i, sent);
 	spin_unlock_irqrestore(&srv->lock, flags);
 }
 
@@ -276,6 +279,7 @@ static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
 		__set_bit(netram_group_server(g, NETRAM_PARITY_INDEX), &to_send);
 	}
 	g->state = NETRAM_GROUP_FREE;
+	__set_bit(g - nt->parity->groups, nt->parity->free_groups);
 	for_each_set_bit(i, &to_send, NETRAM_MAX_SERVERS)
 		netram_queue_io(nt->servers[i]);
 }
@@ -625,25 +629,36 @@ static struct netram_group *netram_open_group(struct netram_tier *nt, const s64 
 					      unsigned long candidates, unsigned int *server)
 {
 	struct netram_parity *p = nt->parity;
-	unsigned int picked[2], tries;
+	unsigned int picked[2];
 	struct netram_group_io *io;
 	struct netram_group *g;
+	u32 start, index;
+	u64 serial;
 
 	if (!p->nr_free_ios ||
 	    nswap2l_pick_servers(nt->choice, free_pages, netram_nr_servers(nt), candidates, 2,
 				 picked))
 		return NULL;
-	for (tries = 0; tries < NETRAM_FIND_GROUP_TRIES; tries++) {
-		g = &p->groups[p->next_serial & (p->nr_groups - 1)];
-		if (g->state == NETRAM_GROUP_FREE)
-			break;
-		/* Still in use: its serial's keys are simply never used. */
-		p->next_serial++;
+	/*
+	 * The next free entry, and the first serial after the last one that
+	 * lands there: keys only grow (netram_lose_copies()), and the serials
+	 * skipped over entries in use are simply never used.
+	 */
+	div_u64_rem(p->next_serial, p->nr_groups, &start);
+	index = find_next_bit(p->free_groups, p->nr_groups, start);
+	if (index >= p->nr_groups) {
+		index = find_first_bit(p->free_groups, start);
+		if (index >= start)
+			return NULL;	/* every entry in use */
 	}
-	if (g->state != NETRAM_GROUP_FREE)
-		return NULL;
+	serial = p->next_serial - start + index;
+	if (index < start)
+		serial += p->nr_groups;
+	__clear_bit(index, p->free_groups);
+	g = &p->groups[index];
 	memset(g, 0, sizeof(*g));
-	g->serial = p->next_serial++;
+	g->serial = serial;
+	p->next_serial = serial + 1;
 	g->state = NETRAM_GROUP_OPEN;
 	g->io = p->free_ios[--p->nr_free_ios];
 	netram_group_set_server(g, NETRAM_PARITY_INDEX, picked[1]);
@@ -1063,12 +1078,14 @@ int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
 	INIT_LIST_HEAD(&p->sealed);
 	INIT_WORK(&p->parity_work, netram_parity_work);
 	/* Groups of one page for a device that Network RAM could hold whole. */
-	p->nr_groups = roundup_pow_of_two(clamp_t(u64, opts->device_pages, NETRAM_MIN_GROUPS,
-						  NETRAM_MAX_GROUPS));
+	p->nr_groups = clamp_t(u64, opts->device_pages + NETRAM_GROUP_SLACK, NETRAM_MIN_GROUPS,
+			       NETRAM_MAX_GROUPS);
 	p->groups = kvcalloc(p->nr_groups, sizeof(*p->groups), GFP_KERNEL);
+	p->free_groups = kvmalloc_array(BITS_TO_LONGS(p->nr_groups), sizeof(long), GFP_KERNEL);
 	p->ios = kvcalloc(NETRAM_GROUP_IOS, sizeof(*p->ios), GFP_KERNEL);
-	if (!p->groups || !p->ios)
+	if (!p->groups || !p->free_groups || !p->ios)
 		goto nomem;
+	bitmap_fill(p->free_groups, p->nr_groups);
 	for (i = 0; i < NETRAM_GROUP_IOS; i++) {
 		p->ios[i].nt = nt;
 		bio_list_init(&p->ios[i].bios);
@@ -1105,6 +1122,7 @@ void netram_parity_destroy(struct netram_tier *nt)
 	bioset_exit(&p->parity_bios);
 	bioset_exit(&p->member_bios);
 	kvfree(p->ios);
+	kvfree(p->free_groups);
 	kvfree(p->groups);
 	kfree(p);
 }

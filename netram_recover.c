@@ -13,6 +13,8 @@
  * from being undone.  Pages with no copy left are counted: they read as EIO
  * until they are written or discarded, never as zeros or old data.
  * Passes repeat while copies are lost meanwhile or writes raced a move.
+ * Pages that found no room (one server left, no flash) are tried again
+ * when a server comes up.
  *
  * A pass counts the pages lost by the losses before it started (each
  * server's lost_below then) and not by those an earlier pass counted: each
@@ -124,6 +126,26 @@ void netram_queue_recovery(struct netram_tier *nt)
 	}
 }
 
+static s64 netram_copies_lost(struct netram_tier *nt)
+{
+	s64 copies_lost = 0;
+	unsigned int i;
+
+	for (i = 0; i < netram_nr_servers(nt); i++)
+		copies_lost += READ_ONCE(nt->servers[i]->lost_held);
+	return copies_lost;
+}
+
+/*
+ * A server is up (back, or added): a recovery that found no room for some
+ * pages may find it there now.  Without redundancy nothing can be copied.
+ */
+void netram_retry_recovery(struct netram_tier *nt)
+{
+	if (nt->reliability != NSWAP2L_RELIABILITY_NONE && netram_copies_lost(nt) > 0)
+		netram_queue_recovery(nt);
+}
+
 void netram_lose_copies(struct netram_server *srv, const char *why)
 {
 	struct netram_tier *nt = srv->nt;
@@ -154,13 +176,11 @@ void netram_emit_recovery(struct netram_tier *nt, char *result, unsigned int max
 			  unsigned int *sz_ptr)
 {
 	struct netram_recovery *rec = &nt->recovery;
-	unsigned int sz = *sz_ptr, i;
-	s64 copies_lost = 0;
+	unsigned int sz = *sz_ptr;
+	s64 copies_lost = netram_copies_lost(nt);
 	u64 pages_lost, last_ms;
 	bool running;
 
-	for (i = 0; i < netram_nr_servers(nt); i++)
-		copies_lost += READ_ONCE(nt->servers[i]->lost_held);
 	spin_lock_irq(&rec->lock);
 	pages_lost = rec->pages_lost;
 	running = rec->running;

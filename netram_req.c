@@ -73,6 +73,22 @@ void netram_add_free_key(struct netram_server *srv, u64 key)
 		     netram_dev_name(srv->nt), srv->name);
 }
 
+bool netram_release_key(struct netram_server *srv, u64 key, bool written)
+{
+	atomic64_dec(&srv->held);
+	if (netram_copy_lost(srv, key)) {
+		/* Gone with the server's namespace: nothing to free there. */
+		WRITE_ONCE(srv->lost_held, srv->lost_held - 1);
+		return false;
+	}
+	if (!written) {
+		atomic64_inc(&srv->free_estimate);
+		return false;
+	}
+	netram_add_free_key(srv, key);
+	return true;
+}
+
 /*----------------------------------------------------------------
  * Sending
  *--------------------------------------------------------------*/

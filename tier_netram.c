@@ -175,16 +175,8 @@ static void netram_free_slots(struct nswap2l_tier *tier, const u64 *slots,
 			struct netram_server *srv = netram_copy_server(nt, slots[i], copy);
 
 			spin_lock_irqsave(&srv->lock, flags);
-			atomic64_dec(&srv->held);
-			if (netram_copy_lost(srv, key)) {
-				/* Gone with the server's namespace: nothing to free there. */
-				WRITE_ONCE(srv->lost_held, srv->lost_held - 1);
-			} else if (written) {
-				netram_add_free_key(srv, key);
+			if (netram_release_key(srv, key, written))
 				__set_bit(srv->index, &to_send);
-			} else {
-				atomic64_inc(&srv->free_estimate);
-			}
 			spin_unlock_irqrestore(&srv->lock, flags);
 		}
 	}

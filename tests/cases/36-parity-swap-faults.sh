@@ -22,6 +22,9 @@ MB=$(($(meminfo_kb MemTotal) * 2 / 1024))
 log "memcheck: ${MB} MiB in two threads"
 
 mkswap $DEV >/dev/null || die "mkswap"
+# else swap maps pages under writeback writable, and a page changed while
+# written no longer matches its group's parity
+assert_eq "$(queue_attr nsw stable_writes)" 1 "stable_writes"
 swapon --discard $DEV || die "swapon"
 memcheck -m $MB -p 2 -s 21 >/tmp/mc.out 2>&1 &
 mc=$!

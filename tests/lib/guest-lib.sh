@@ -260,6 +260,8 @@ nsw_capacity_pages() { # dev... : sum of floor(sectors/8)
 	echo $_s
 }
 show_status() { log "status $1: $(dmsetup status "$1")"; }
+# queue_attr name attr: /sys/block/dm-N/queue/ATTR of the device NAME
+queue_attr() { cat "/sys/block/dm-$(dmsetup info -c --noheadings -o minor "$1" | tr -d ' ')/queue/$2"; }
 
 # sysfs_stat name file row column: a field of /sys/kernel/nswap2l/NAME/FILE
 # (tiers, servers), the row named ROW in its first column, the column by the

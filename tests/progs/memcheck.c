@@ -85,6 +85,30 @@ static int check_page(const uint64_t *p, uint64_t idx, uint32_t gen, uint64_t *w
 	return -1;
 }
 
+/* What the bad page looks like: which bytes differ, and whether it is another version. */
+static void describe_damage(const uint64_t *p, uint64_t idx, uint32_t gen)
+{
+	static uint64_t want[WORDS];
+	const uint8_t *got = (const uint8_t *)p, *exp = (const uint8_t *)want;
+	unsigned int first = 0, last = 0, nr = 0;
+
+	fill_page(want, idx, gen);
+	for (unsigned int i = 0; i < WORDS * 8; i++) {
+		if (got[i] == exp[i])
+			continue;
+		if (!nr++)
+			first = i;
+		last = i;
+	}
+	printf("memcheck: page %" PRIu64 ": %u bytes differ, from byte %u to byte %u\n",
+	       idx, nr, first, last);
+	for (uint32_t g = gen > 2 ? gen - 2 : 0; g <= gen + 2; g++) {
+		fill_page(want, idx, g);
+		if (g != gen && !memcmp(want, p, sizeof(want)))
+			printf("memcheck: page %" PRIu64 " holds its generation %u\n", idx, g);
+	}
+}
+
 static void report(const uint64_t *p, uint64_t idx, uint32_t gen, int word, uint64_t want, int pass)
 {
 	unsigned zero = 1;
@@ -96,6 +120,7 @@ static void report(const uint64_t *p, uint64_t idx, uint32_t gen, int word, uint
 		printf("memcheck: BAD PAGE %" PRIu64 " (pass %d, generation %u): word %d is 0x%016" PRIx64
 		       ", expected 0x%016" PRIx64 "%s\n",
 		       idx, pass, gen, word, p[word], want, zero ? " (page is all zeros)" : "");
+		describe_damage(p, idx, gen);
 		fflush(stdout);
 	}
 }
