@@ -1,0 +1,59 @@
+# Servers killed (SIGKILL) while pages migrate.  A mirrored and a parity
+# device share four servers.  Server 2's machine asks its memory back
+# (EVICT), and while its pages are being moved away another server (0),
+# which holds their other copies or group members and receives moved
+# pages, is killed.  Then server 3 asks its memory back and is itself
+# killed mid-move.  Each time: nothing is lost, every page reads right,
+# recovery ends with every page redundant again and nothing left on the
+# dead server.
+# mem: 256M
+# servers: 4 reserve=32M
+# timeout: 900
+
+load_nswap2l
+netram_load_key >/dev/null
+KEY=$(netram_table_arg | cut -d' ' -f2)
+S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2) S3=$(netram_server 3)
+PAGES=8192                                  # 32 MiB per device
+TABLE="0 $((PAGES * 8)) nswap2l 4 netram=$S0,$S1,$S2,$S3 $KEY timeout=3"
+dm_create mir "$TABLE reliability=mirror" || die "create mir failed"
+dm_create par "$TABLE reliability=parity,group=3" || die "create par failed"
+blkpat write /dev/mapper/mir 0 $PAGES 1 || die "blkpat write mir"
+blkpat write /dev/mapper/par 0 $PAGES 2 || die "blkpat write par"
+
+# moving I: server I's pages are being moved away on either device
+moving() { [ "$(netram_stat mir "$1" evict_moved)" -gt 0 ] || [ "$(netram_stat par "$1" evict_moved)" -gt 0 ]; }
+# after_kill I: server I failed and recovery ended; every page reads right
+after_kill() {
+	for d in mir par; do
+		wait_until 30 $d "server $1 failed" servers_in_state $d failed "$1"
+		wait_until 180 $d "recovery done" nsw_recovered $d
+		show_status $d
+		assert_eq "$(nsw_recovery $d pages_lost)" 0 "$d: pages lost"
+		assert_eq "$(netram_stat $d "$1" held)" 0 "$d: pages left on the dead server $1"
+	done
+	blkpat verify /dev/mapper/mir 0 $PAGES 1 || die "mir: verify after server $1 died mid-move"
+	blkpat verify /dev/mapper/par 0 $PAGES 2 || die "par: verify after server $1 died mid-move"
+}
+
+# 1. server 2's machine wants 24 MiB back; server 0 dies while pages move
+assert_gt "$(netram_stat mir 2 held)" 2048 "mir: pages on server 2"
+server_ctl set-memavailable 2 8M || die "set-memavailable 2"
+wait_until 60 mir "pages of server 2 moving" moving 2
+server_ctl kill 0 || die "kill server 0"
+log "server 0 killed: $(netram_stat mir 2 evict_moved) + $(netram_stat par 2 evict_moved) pages moved off server 2 so far"
+after_kill 0
+
+# 2. server 0 back empty, server 2's memory given back; server 3 wants its
+#    memory back and dies while its pages move
+server_ctl start 0 || die "restart server 0"
+server_ctl set-memavailable 2 1G || die "set-memavailable 2"
+for d in mir par; do wait_until 30 $d "server 0 up" servers_in_state $d up 0; done
+assert_gt "$(netram_stat mir 3 held)" 2048 "mir: pages on server 3"
+server_ctl set-memavailable 3 8M || die "set-memavailable 3"
+wait_until 60 mir "pages of server 3 moving" moving 3
+server_ctl kill 3 || die "kill server 3"
+log "server 3 killed: $(netram_stat mir 3 evict_moved) + $(netram_stat par 3 evict_moved) pages moved off it so far"
+after_kill 3
+dm_remove mir
+dm_remove par
