@@ -222,6 +222,7 @@ struct netram_recovery {
 	spinlock_t lock;		/* protects everything below */
 	bool running;
 	bool again;			/* more copies were lost during this pass */
+	bool wanted;			/* copies marked lost, recovery not queued yet (no lock) */
 	unsigned long started;		/* jiffies, when the first loss came */
 	u64 moved;			/* pages moved in this recovery */
 	unsigned int idle_passes;	/* in a row, that moved nothing */
@@ -343,6 +344,8 @@ void netram_update_capacity(struct netram_tier *nt);
  * Every page stored on @srv so far is gone (@why, for dmesg): its copies
  * are made again where there is a second one.
  */
+s64 netram_mark_lost(struct netram_server *srv);
+void netram_recover_lost(struct netram_server *srv, const char *why, s64 lost);
 void netram_lose_copies(struct netram_server *srv, const char *why);
 void netram_queue_recovery(struct netram_tier *nt);
 void netram_retry_recovery(struct netram_tier *nt);

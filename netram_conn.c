@@ -411,6 +411,7 @@ void netram_watchdog(struct work_struct *work)
 	for (i = 0; i < netram_nr_servers(nt); i++) {
 		struct netram_server *srv = nt->servers[i];
 		bool timed_out = false, give_up = false, heartbeat = false, failed, lose;
+		s64 lost = 0;
 
 		spin_lock_irq(&srv->lock);
 		if (srv->state == NETRAM_UP && netram_overdue(srv, timeout)) {
@@ -433,11 +434,13 @@ void netram_watchdog(struct work_struct *work)
 		 * empty.  Without, its pages may still come back with it.
 		 */
 		lose = (timed_out || give_up) && nt->reliability != NSWAP2L_RELIABILITY_NONE;
-		if (lose)
+		if (lose) {
 			srv->renew_id = true;
+			lost = netram_mark_lost(srv);
+		}
 		spin_unlock_irq(&srv->lock);
 		if (lose)
-			netram_lose_copies(srv, "failed");
+			netram_recover_lost(srv, "failed", lost);
 
 		if (timed_out) {
 			DMERR("%s: server %s: request timed out, failing its requests",

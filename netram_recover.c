@@ -103,6 +103,7 @@ void netram_queue_recovery(struct netram_tier *nt)
 	bool start;
 
 	spin_lock_irqsave(&rec->lock, flags);
+	WRITE_ONCE(rec->wanted, false);
 	start = !rec->running;
 	if (start) {
 		rec->running = true;
@@ -146,18 +147,25 @@ void netram_retry_recovery(struct netram_tier *nt)
 		netram_queue_recovery(nt);
 }
 
-void netram_lose_copies(struct netram_server *srv, const char *why)
+/*
+ * Every key handed out so far is lost on @srv; later ones cannot go there.
+ * Called with srv->lock held, where the server is marked failed too: status
+ * never shows a failed server whose copies are not counted lost yet, nor
+ * lost copies and no recovery before netram_recover_lost() queues it.
+ */
+s64 netram_mark_lost(struct netram_server *srv)
+{
+	WRITE_ONCE(srv->lost_below, atomic64_read(&srv->nt->next_key) + 1);
+	WRITE_ONCE(srv->lost_held, atomic64_read(&srv->held));
+	WRITE_ONCE(srv->nt->recovery.wanted, true);
+	return srv->lost_held;
+}
+
+/* The @lost copies marked on @srv: capacity, dmesg, and recovery. */
+void netram_recover_lost(struct netram_server *srv, const char *why, s64 lost)
 {
 	struct netram_tier *nt = srv->nt;
-	unsigned long flags;
-	s64 lost;
 
-	spin_lock_irqsave(&srv->lock, flags);
-	/* Every key handed out so far; later ones cannot go to this server. */
-	WRITE_ONCE(srv->lost_below, atomic64_read(&nt->next_key) + 1);
-	lost = atomic64_read(&srv->held);
-	WRITE_ONCE(srv->lost_held, lost);
-	spin_unlock_irqrestore(&srv->lock, flags);
 	netram_update_capacity(nt);
 	if (lost)
 		DMERR("%s: server %s %s: the %lld pages stored there are lost%s",
@@ -165,6 +173,17 @@ void netram_lose_copies(struct netram_server *srv, const char *why)
 		      nt->parity ? "; rebuilding them from their parity groups" :
 		      nt->copies > 1 ? "; copying them again from their mirrors" : "");
 	netram_queue_recovery(nt);
+}
+
+void netram_lose_copies(struct netram_server *srv, const char *why)
+{
+	unsigned long flags;
+	s64 lost;
+
+	spin_lock_irqsave(&srv->lock, flags);
+	lost = netram_mark_lost(srv);
+	spin_unlock_irqrestore(&srv->lock, flags);
+	netram_recover_lost(srv, why, lost);
 }
 
 /*
@@ -183,7 +202,7 @@ void netram_emit_recovery(struct netram_tier *nt, char *result, unsigned int max
 
 	spin_lock_irq(&rec->lock);
 	pages_lost = rec->pages_lost;
-	running = rec->running;
+	running = rec->running || READ_ONCE(rec->wanted);
 	last_ms = rec->last_ms;
 	spin_unlock_irq(&rec->lock);
 	DMEMIT(" %s %lld %llu %u %llu", nswap2l_reliability_names[nt->reliability], copies_lost,

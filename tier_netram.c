@@ -301,12 +301,13 @@ static int netram_map_retry(struct nswap2l_tier *tier, struct bio *bio, u64 slot
 			    unsigned int tries)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
-	int copy = netram_read_copy(nt->servers, slot, tries);
+	int copy;
 
 	/* The read's server failed it: rebuild the pages from their group. */
 	if (nt->parity)
 		return tries == 1 && netram_parity_rebuild(nt, bio, slot) ? DM_MAPIO_SUBMITTED :
 									  DM_MAPIO_KILL;
+	copy = netram_read_copy(nt->servers, slot, tries);
 	if (copy < 0)
 		return DM_MAPIO_KILL;
 	return netram_send_read(nt, bio, slot, copy);
@@ -749,6 +750,9 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 		r = -ENOMEM;
 		goto bad;
 	}
+	if (nt->reliability != NSWAP2L_RELIABILITY_NONE && nr < 2)
+		DMWARN("%s: reliability=%s with one server: no page goes to Network RAM until another is added (add_server)",
+		       dm_table_device_name(ti->table), nswap2l_reliability_names[nt->reliability]);
 	*result = &nt->tier;
 	return 0;
 bad:

@@ -120,6 +120,7 @@ for r in mirror parity; do
 	log "$r: recovered $((t1 - t0)) s after the kill (timeout=3 included)"
 	during=$(((reads1 - reads0) / (t1 - t0)))
 	ms=$(nsw_recovery rec recovery_ms)
+	[ "$ms" -gt 0 ] || die "$r: recovery_ms is 0 after the recovery: status $(dmsetup status rec)"
 	moved=$(dmesg_new | sed -n 's/.*recovery done in [0-9]* ms: \([0-9]*\) pages copied again.*/\1/p' | tail -n1)
 	show_status rec
 	blkpat verify $DEV 0 $((RMB * 256)) 3 || die "blkpat verify after recovery ($r)"

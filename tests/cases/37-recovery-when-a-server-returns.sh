@@ -5,7 +5,8 @@
 # (from its mirror, or rebuilt from its group).  The server restarted comes
 # back empty; recovery runs again by itself and puts the copies there.
 # Last, the other server is killed: every page still reads right, from the
-# copies made on the restarted server alone.
+# copies made on the restarted server alone.  First, a mirror of one
+# server: dmesg says that it takes no page until another server is added.
 # mem: 256M
 # servers: 2
 # timeout: 600
@@ -15,6 +16,18 @@ netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 PAGES=2048                                  # 8 MiB per device
 TABLE="0 $((PAGES * 8)) nswap2l 4 netram=$(netram_server 0),$(netram_server 1) $KEY timeout=3"
+# one server: redundancy needs another, dmesg says so
+dmesg_mark
+dm_create one "0 8192 nswap2l 4 netram=$(netram_server 0) $KEY timeout=3 reliability=mirror" ||
+	die "create with one server failed"
+dmesg_new | grep -q "reliability=mirror with one server: no page goes to Network RAM until another is added" ||
+	die "no dmesg line for a mirror of one server: $(dmesg_new)"
+dd if=/dev/zero of=/dev/mapper/one bs=4k count=1 oflag=direct 2>/dev/null && die "a write found room with one server"
+dmsetup message one 0 add_server "$(netram_server 1)" || die "add_server"
+blkpat write /dev/mapper/one 0 16 3 || die "blkpat write with a second server"
+blkpat verify /dev/mapper/one 0 16 3 || die "blkpat verify with a second server"
+dm_remove one
+
 dm_create mir "$TABLE reliability=mirror" || die "create mir failed"
 dm_create par "$TABLE reliability=parity,group=2" || die "create par failed"
 # no page may change while it is written: parity is computed from it
