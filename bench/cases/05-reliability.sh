@@ -109,8 +109,10 @@ for r in mirror parity; do
 	server_ctl kill 1 || die "kill server 1"
 	t0=$(date +%s)
 	reads0=$(tier_stat rec netram reads)            # foreground pages only: the mover's are not counted
-	recovered() { [ "$(nsw_recovery rec recovering)" = 0 ] && [ "$(nsw_recovery rec copies_lost)" = 0 ] &&
-		[ "$(netram_stat rec 1 state)" = failed ]; }
+	# failed first: each look is its own dmsetup status, and the other two
+	# must be read after the failure, not before it
+	recovered() { [ "$(netram_stat rec 1 state)" = failed ] &&
+		[ "$(nsw_recovery rec recovering)" = 0 ] && [ "$(nsw_recovery rec copies_lost)" = 0 ]; }
 	wait_until 900 rec "recovery done" recovered
 	t1=$(date +%s)
 	reads1=$(tier_stat rec netram reads)
