@@ -69,6 +69,11 @@ assert_eq "$(netram_stat nsw 1 held)" 0 "pages on server 1"
 server_ctl start 1 || die "restart server 1"
 wait_until 30 nsw "server 1 up" servers_in_state nsw up 1
 blkdiscard $DEV || die "blkdiscard"
+# server 1 the most free, so that the first half goes there (a tie goes to
+# server 0, and both report the same free memory)
+server_ctl set-memavailable 0 512M || die "set-memavailable 0"
+less_free0() { [ "$(netram_stat nsw 0 free)" -lt "$(netram_stat nsw 1 free)" ]; }
+wait_until 30 nsw "server 0 reports less free memory" less_free0
 blkpat write $DEV 0 $((PAGES / 2)) 10 || die "write the first half"
 server_ctl kill 1 || die "kill server 1"
 blkpat write $DEV $((PAGES / 2)) $((PAGES / 2)) 10 || die "write the second half with server 1 dead"
