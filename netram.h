@@ -344,9 +344,10 @@ void netram_update_capacity(struct netram_tier *nt);
  * Every page stored on @srv so far is gone (@why, for dmesg): its copies
  * are made again where there is a second one.
  */
+void netram_lose_copies(struct netram_server *srv, const char *why);
+/* The same in two steps, the first under srv->lock (the watchdog's). */
 s64 netram_mark_lost(struct netram_server *srv);
 void netram_recover_lost(struct netram_server *srv, const char *why, s64 lost);
-void netram_lose_copies(struct netram_server *srv, const char *why);
 void netram_queue_recovery(struct netram_tier *nt);
 void netram_retry_recovery(struct netram_tier *nt);
 void netram_emit_recovery(struct netram_tier *nt, char *result, unsigned int maxlen,

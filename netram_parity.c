@@ -641,7 +641,7 @@ static struct netram_group *netram_open_group(struct netram_tier *nt, const s64 
 		return NULL;
 	/*
 	 * The next free entry, and the first serial after the last one that
-	 * lands there: keys only grow (netram_lose_copies()), and the serials
+	 * lands there: keys only grow (netram_mark_lost()), and the serials
 	 * skipped over entries in use are simply never used.
 	 */
 	div_u64_rem(p->next_serial, p->nr_groups, &start);
@@ -669,7 +669,7 @@ static struct netram_group *netram_open_group(struct netram_tier *nt, const s64 
 	io->parity_done = false;
 	io->parity_status = BLK_STS_OK;
 	io->group = g;
-	/* Keys handed out: a loss from now on covers this group's (netram_lose_copies()). */
+	/* Keys handed out: a loss from now on covers this group's (netram_mark_lost()). */
 	atomic64_set(&nt->next_key, netram_group_key(g, NETRAM_PARITY_INDEX, NETRAM_PARITY_RUN - 1));
 	p->open = g;
 	*server = picked[0];

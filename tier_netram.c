@@ -134,7 +134,7 @@ static int netram_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *s
 	/*
 	 * The key and the held count change together under each server's
 	 * lock (in index order), so that a loss of the server counts exactly
-	 * the copies stored before it (netram_lose_copies()).
+	 * the copies stored before it (netram_mark_lost()).
 	 */
 	if (nt->copies > 1 && servers[0] > servers[1])
 		swap(servers[0], servers[1]);
