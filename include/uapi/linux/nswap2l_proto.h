@@ -9,7 +9,7 @@
  *
  * Session:
  *   client                               server
- *   HELLO (versions, client id, nonce) ->
+ *   HELLO (versions, client name, client id, nonce) ->
  *                                     <- HELLO reply (version, server nonce)
  *   AUTH (HMAC proving the key)        ->
  *                                     <- AUTH reply (HMAC proving the key,
@@ -23,19 +23,27 @@
  * Pages are named by a 64-bit page key chosen by the client, below
  * NSWAP2L_PROTO_KEY_LIMIT (dm-nswap2l never reuses a key on one server,
  * so a FREE can never overtake the PUT of a newer page), in the
- * client's own namespace on the server: the namespace is the client id
- * sent in HELLO and bound by the AUTH MAC, so a connection can only ever
- * name its own pages.  A namespace outlives its connection for the
- * server's grace period, so a client that reconnects finds its pages.
+ * client's own namespace on the server: the namespace is the pair
+ * (client name, client id) sent in HELLO and bound by the AUTH MAC, so a
+ * connection can only ever name its own pages.  A namespace outlives its
+ * connection for the server's grace period, so a client that reconnects
+ * finds its pages.
  *
- * Authentication (the key never crosses the wire): both sides hold the
- * same shared key K (16..NSWAP2L_PROTO_MAX_KEY_SIZE bytes).
- *   client MAC = HMAC-SHA256(K, "nswap2l-client-v1" || client_id ||
- *                               client_nonce || server_nonce)
- *   server MAC = HMAC-SHA256(K, "nswap2l-server-v1" || client_id ||
- *                               server_nonce || client_nonce)
- * (labels without their terminating NUL).  The server proves the key too,
- * so a client never stores pages on, or reads them from, an impostor.
+ * Identity: the client name says which key the server checks.  A server
+ * may hold one key per client name, so that a client holding a key of its
+ * own still cannot claim another client's name, or one key shared by every
+ * name (all holders of that key are then one client, told apart only by
+ * their client ids).  A client id is random, one per device and server.
+ *
+ * Authentication (the key never crosses the wire): K is the key of the
+ * client name (16..NSWAP2L_PROTO_MAX_KEY_SIZE bytes).
+ *   client MAC = HMAC-SHA256(K, "nswap2l-client-v2" || client_name ||
+ *                               client_id || client_nonce || server_nonce)
+ *   server MAC = HMAC-SHA256(K, "nswap2l-server-v2" || client_name ||
+ *                               client_id || server_nonce || client_nonce)
+ * (labels without their terminating NUL; client_name as its whole
+ * NUL-padded field).  The server proves the key too, so a client never
+ * stores pages on, or reads them from, an impostor.
  */
 #ifndef _UAPI_LINUX_NSWAP2L_PROTO_H
 #define _UAPI_LINUX_NSWAP2L_PROTO_H
@@ -43,7 +51,7 @@
 #include <linux/types.h>
 
 #define NSWAP2L_PROTO_MAGIC		0x4c32574eU	/* "NW2L" */
-#define NSWAP2L_PROTO_VERSION		1
+#define NSWAP2L_PROTO_VERSION		2
 
 #define NSWAP2L_PROTO_PAGE_SIZE		4096
 /* Pages in one PUT or GET (Nswap's PUTPAGES batch). */
@@ -54,13 +62,19 @@
 #define NSWAP2L_PROTO_KEY_LIMIT		(1ULL << 48)
 
 #define NSWAP2L_PROTO_CLIENT_ID_SIZE	16
+/*
+ * A client name: 1 to NSWAP2L_PROTO_CLIENT_NAME_SIZE - 1 characters of
+ * [A-Za-z0-9_.-], not starting with '.', NUL-padded to the field's size
+ * (it names a file on the server).
+ */
+#define NSWAP2L_PROTO_CLIENT_NAME_SIZE	32
 #define NSWAP2L_PROTO_NONCE_SIZE	32
 #define NSWAP2L_PROTO_MAC_SIZE		32
 #define NSWAP2L_PROTO_MIN_KEY_SIZE	16
 #define NSWAP2L_PROTO_MAX_KEY_SIZE	256
 
-#define NSWAP2L_AUTH_CLIENT_LABEL	"nswap2l-client-v1"
-#define NSWAP2L_AUTH_SERVER_LABEL	"nswap2l-server-v1"
+#define NSWAP2L_AUTH_CLIENT_LABEL	"nswap2l-client-v2"
+#define NSWAP2L_AUTH_SERVER_LABEL	"nswap2l-server-v2"
 
 /* Largest payload any message may announce: a full PUT. */
 #define NSWAP2L_PROTO_MAX_PAYLOAD \
@@ -142,6 +156,7 @@ struct nswap2l_hello {
 	__le64 capabilities;
 	__u8 client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 	__u8 client_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];
 };
 
 struct nswap2l_hello_reply {
