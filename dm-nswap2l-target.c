@@ -17,7 +17,7 @@
  * it is resumed; any other reload is refused before anything changes.
  *
  * Table line:
- *   <start> <len> nswap2l <#args> [netram=<addr:port>[,...] key=<keyspec>]
+ *   <start> <len> nswap2l <#args> [netram=<addr:port>[,...] key=<keyspec> [client=<name>]]
  *                                 [flash=<dev>] [disk=<dev>] [timeout=<s>]
  *                                 [placement=<policy>] [overcommit]
  *                                 [prefetch=<policy>[,when=..][,amount=..][,interval=..]]
@@ -78,6 +78,7 @@ struct nswap2l_table {
 struct table_args {
 	const char *tiers[NSWAP2L_NR_TIERS];
 	const char *key_spec;
+	const char *client;
 	const char *placement;
 	const char *prefetch;
 	const char *reliability;
@@ -691,6 +692,8 @@ static int parse_arg(struct dm_target *ti, char *arg, struct table_args *args)
 		return set_once(ti, &args->prefetch, value, "prefetch=");
 	if (!strcmp(arg, "key"))
 		return set_once(ti, &args->key_spec, value, "key=");
+	if (!strcmp(arg, "client"))
+		return set_once(ti, &args->client, value, "client=");
 	if (!strcmp(arg, "reliability"))
 		return set_once(ti, &args->reliability, value, "reliability=");
 	if (!strcmp(arg, "timeout")) {
@@ -708,6 +711,15 @@ static int parse_arg(struct dm_target *ti, char *arg, struct table_args *args)
 	}
 	nswap2l_bad_table(ti, "Unknown option", "unknown option '%s='", arg);
 	return -EINVAL;
+}
+
+/* The server keeps a file per client name: a name must be a safe file name. */
+static bool client_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len && len < NSWAP2L_PROTO_CLIENT_NAME_SIZE && name[0] != '.' &&
+	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == len;
 }
 
 static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
@@ -751,6 +763,19 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 				  "key= is the Network RAM key, but no netram= is given");
 		return -EINVAL;
 	}
+	if (args->client && !args->tiers[NSWAP2L_TIER_NETRAM]) {
+		nswap2l_bad_table(ti, "client= without netram=",
+				  "client= names us to Network RAM servers, but no netram= is given");
+		return -EINVAL;
+	}
+	if (args->client && !client_name_valid(args->client)) {
+		nswap2l_bad_table(ti, "Bad client name",
+				  "client=%s: need 1 to %u characters of A-Z a-z 0-9 _ . -, not starting with '.'",
+				  args->client, NSWAP2L_PROTO_CLIENT_NAME_SIZE - 1);
+		return -EINVAL;
+	}
+	if (!args->client)
+		args->client = NSWAP2L_DEFAULT_CLIENT_NAME;
 	if (!args->timeout_secs)
 		args->timeout_secs = NSWAP2L_DEFAULT_TIMEOUT_SECS;
 	if (!args->placement)
@@ -934,6 +959,7 @@ static int create_tiers(struct nswap2l_table *t, struct nswap2l *nc,
 {
 	struct nswap2l_tier_options opts = {
 		.key_spec = nc->key_spec,
+		.client_name = nc->client_name,
 		.reliability = nc->reliability,
 		.parity_group = nc->parity_group,
 		.timeout_secs = nc->timeout_secs,
@@ -992,6 +1018,7 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	nc->timeout_secs = args->timeout_secs;
 	nc->reliability = t->reliability;
 	nc->parity_group = t->parity_group;
+	strscpy_pad(nc->client_name, args->client, sizeof(nc->client_name));
 	nc->suspended = true;	/* until the first resume */
 	mutex_init(&nc->control_mutex);
 	spin_lock_init(&nc->deferred_lock);
@@ -1097,6 +1124,7 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 {
 	struct nswap2l_tier_options opts = {
 		.key_spec = args->key_spec,
+		.client_name = t->nc->client_name,
 		.reliability = t->reliability,
 		.parity_group = t->parity_group,
 		.timeout_secs = args->timeout_secs,
@@ -1120,6 +1148,12 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 		nswap2l_bad_table(ti, "A reload must keep the key",
 				  "reload changes key= from '%s' to '%s': the servers hold pages under the live key",
 				  nc->key_spec ?: "", args->key_spec ?: "");
+		return -EINVAL;
+	}
+	if (strcmp(nc->client_name, args->client)) {
+		nswap2l_bad_table(ti, "A reload must keep the client name",
+				  "reload changes client= from '%s' to '%s': the servers hold pages under the live name",
+				  nc->client_name, args->client);
 		return -EINVAL;
 	}
 	if (t->reliability != nc->reliability || t->parity_group != nc->parity_group) {
@@ -1372,6 +1406,8 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	bool overcommit = t->pending ? t->overcommit : nc->overcommit;
 	bool default_placement = !strcmp(placement, NSWAP2L_DEFAULT_PLACEMENT);
 	bool default_timeout = timeout == NSWAP2L_DEFAULT_TIMEOUT_SECS;
+	bool named_client = nc->tiers[NSWAP2L_TIER_NETRAM] &&
+			    strcmp(nc->client_name, NSWAP2L_DEFAULT_CLIENT_NAME);
 	struct nswap2l_prefetch_config prefetch;
 	char prefetch_arg[NSWAP2L_PREFETCH_CONFIG_LEN];
 	bool default_prefetch;
@@ -1385,7 +1421,7 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	default_prefetch = nswap2l_prefetch_config_is_default(&prefetch);
 	nswap2l_prefetch_format(&prefetch, prefetch_arg, sizeof(prefetch_arg));
 
-	nr_args = !default_placement + overcommit + !!nc->key_spec + !default_timeout +
+	nr_args = !default_placement + overcommit + !!nc->key_spec + named_client + !default_timeout +
 		  !default_prefetch + (nc->reliability != NSWAP2L_RELIABILITY_NONE);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		nr_args += !!nc->tiers[id];
@@ -1402,6 +1438,8 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	/* Only the key's description: the key itself stays in the keyring. */
 	if (nc->key_spec)
 		DMEMIT(" key=%s", nc->key_spec);
+	if (named_client)
+		DMEMIT(" client=%s", nc->client_name);
 	if (nc->reliability != NSWAP2L_RELIABILITY_NONE)
 		DMEMIT(" reliability=%s", nswap2l_reliability_names[nc->reliability]);
 	if (nc->reliability == NSWAP2L_RELIABILITY_PARITY)

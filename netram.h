@@ -20,7 +20,6 @@
 #include <linux/net.h>
 
 #include "nswap2l.h"
-#include "include/uapi/linux/nswap2l_proto.h"
 
 #define NETRAM_MAX_SERVERS	16	/* at a time; removed servers' slots are reused */
 #define NETRAM_NO_INDEX		NETRAM_MAX_SERVERS	/* not published yet */
@@ -248,6 +247,7 @@ struct netram_tier {
 	struct workqueue_struct *wq;	/* io_work, watchdog */
 	struct delayed_work watchdog;
 	struct crypto_shash *hmac;
+	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* whose key it is */
 	unsigned long timeout;		/* jiffies */
 	bool suspended;			/* hold FREEs and EVICT answers */
 	const struct nswap2l_server_choice *choice;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Network RAM authentication: the shared key from the kernel keyring, and
- * the handshake that proves it both ways over fresh nonces (the key never
- * crosses the network; include/uapi/linux/nswap2l_proto.h has the MACs).
+ * Network RAM authentication: the client's key from the kernel keyring, and
+ * the handshake that proves it both ways over fresh nonces, bound to the
+ * client name (client=) and namespace (the key never crosses the network;
+ * include/uapi/linux/nswap2l_proto.h has the MACs).
  * A server that does not prove the key never gets or returns our pages.
  */
 #include <crypto/algapi.h>
@@ -23,6 +24,8 @@ static int netram_mac(struct netram_tier *nt, const char *label, const u8 *clien
 	r = crypto_shash_init(desc);
 	if (!r)
 		r = crypto_shash_update(desc, label, strlen(label));
+	if (!r)
+		r = crypto_shash_update(desc, nt->client_name, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
 	if (!r)
 		r = crypto_shash_update(desc, client_id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 	if (!r)
@@ -90,6 +93,7 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 	int r;
 
 	memcpy(hello.client_id, srv->client_id, sizeof(hello.client_id));
+	memcpy(hello.client_name, nt->client_name, sizeof(hello.client_name));
 	get_random_bytes(hello.client_nonce, sizeof(hello.client_nonce));
 	r = netram_exchange(srv, sock, NSWAP2L_MSG_HELLO, &hello, sizeof(hello),
 			    &reply, sizeof(reply), &flags);

@@ -295,6 +295,25 @@ static void netram_disconnect(struct netram_server *srv, int error)
 		netram_fail_queued(srv);
 }
 
+static const char *netram_error_text(int error)
+{
+	switch (error) {
+	case -EKEYREJECTED:
+		return "rejected the key (or does not know it)";
+	case -ECONNREFUSED:
+		return "refused the connection";
+	case -ETIMEDOUT:
+	case -EAGAIN:
+		return "did not answer in time";
+	case -EPROTONOSUPPORT:
+		return "speaks another protocol version";
+	case -EPROTO:
+		return "broke the protocol";
+	default:
+		return "failed";
+	}
+}
+
 /*
  * The receiver completes swap-ins: it must never wait for reclaim, which
  * may be waiting for it.
@@ -304,10 +323,15 @@ static int netram_receiver(void *data)
 	struct netram_server *srv = data;
 	unsigned long backoff = NETRAM_BACKOFF_MIN;
 	unsigned int noreclaim = memalloc_noreclaim_save();
-	int r;
+	int r, last_error = 0;
 
 	while (!kthread_should_stop()) {
 		r = netram_connect(srv);
+		/* Once per cause: a revoked key must not go unnoticed, nor flood. */
+		if (r && r != last_error && srv->ever_up && r != -ESHUTDOWN)
+			DMWARN_LIMIT("%s: server %s: cannot reconnect: %s (error %d)",
+				     netram_dev_name(srv->nt), srv->name, netram_error_text(r), r);
+		last_error = r;
 		if (!srv->first_done) {
 			srv->first_result = r;
 			smp_store_release(&srv->first_done, true);
@@ -346,25 +370,6 @@ int netram_start_server(struct netram_server *srv)
 		return PTR_ERR(task);
 	srv->receiver = task;
 	return 0;
-}
-
-static const char *netram_error_text(int error)
-{
-	switch (error) {
-	case -EKEYREJECTED:
-		return "rejected the key (or does not know it)";
-	case -ECONNREFUSED:
-		return "refused the connection";
-	case -ETIMEDOUT:
-	case -EAGAIN:
-		return "did not answer in time";
-	case -EPROTONOSUPPORT:
-		return "speaks another protocol version";
-	case -EPROTO:
-		return "broke the protocol";
-	default:
-		return "failed";
-	}
 }
 
 /* The result of the server's first connection attempt, explained in dmesg. */

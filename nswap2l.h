@@ -19,6 +19,8 @@
 #include <linux/spinlock.h>
 #include <linux/timekeeping.h>
 #include <linux/types.h>
+
+#include "include/uapi/linux/nswap2l_proto.h"
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -148,6 +150,7 @@ extern const char *const nswap2l_reliability_names[NSWAP2L_NR_RELIABILITIES];
 /* Table options a tier may need when it is created or reloaded. */
 struct nswap2l_tier_options {
 	const char *key_spec;		/* key=:<size>:<type>:<desc>, or NULL */
+	const char *client_name;	/* client=, NUL-padded to the protocol's field */
 	enum nswap2l_reliability reliability;
 	unsigned int parity_group;	/* reliability=parity: pages per group, at most */
 	unsigned int timeout_secs;	/* Network RAM request timeout */
@@ -155,6 +158,7 @@ struct nswap2l_tier_options {
 };
 
 #define NSWAP2L_DEFAULT_TIMEOUT_SECS	30
+#define NSWAP2L_DEFAULT_CLIENT_NAME	"default"
 #define NSWAP2L_DEFAULT_PARITY_GROUP	5	/* Nswap's */
 #define NSWAP2L_MAX_PARITY_GROUP	7
 
@@ -455,6 +459,7 @@ struct nswap2l {
 	enum nswap2l_reliability reliability;	/* fixed for the device's life */
 	unsigned int parity_group;		/* so is this */
 	char *key_spec;				/* as given, for the table line */
+	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* client=, NUL-padded */
 	bool suspended;				/* background I/O held */
 
 	/* Bios that a tier failed: rerouted or completed here, never in end_io. */

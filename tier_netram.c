@@ -728,6 +728,7 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 	r = netram_set_key(nt, ti, opts->key_spec);
 	if (r)
 		goto bad;
+	memcpy(nt->client_name, opts->client_name, sizeof(nt->client_name));
 	nr = netram_parse_list(nt, ti, arg, addrs, NETRAM_MAX_SERVERS);
 	if (nr < 0) {
 		r = nr;

@@ -31,7 +31,7 @@ closed_with() {
 
 # wrong key: AUTH refused with status AUTH, then closed
 probe_ok s --key-file "$WORK/wrong.key" --client-id 600d --expect auth hello >/dev/null
-assert_log s "authentication failed for client $(client_id 600d) \(wrong key\)"
+assert_log s "authentication failed for client default \(namespace $(client_id 600d)\): wrong key"
 assert_eq "$(stat_field s auth_failures)" 1 "auth failures"
 # the refused client got nothing of the namespace
 still_serving "wrong key"
@@ -68,7 +68,8 @@ closed_with "key over KEY_LIMIT" full "$WORK/key" "page key over limit"
 closed_with "GET before HELLO" none "$WORK/get1" "GET before authentication"
 closed_with "GET before AUTH" hello "$WORK/get1" "GET before authentication"
 
-{ header $MSG_HELLO 0 64; head -c 64 /dev/zero; } >"$WORK/hello"
+# a well-formed HELLO (client name "x"), but too late
+{ header $MSG_HELLO 0 96; head -c 64 /dev/zero; printf x; head -c 31 /dev/zero; } >"$WORK/hello"
 closed_with "HELLO after AUTH" full "$WORK/hello" "HELLO after authentication"
 
 header 99 0 0 >"$WORK/type"
@@ -89,7 +90,7 @@ closed_with "status set" full "$WORK/status" "status set in request"
 header $((MSG_EVICT | MSG_REPLY)) 0 0 0 0 0x4c32574e 77 >"$WORK/evict-reply"
 closed_with "EVICT reply never asked" full "$WORK/evict-reply" "EVICT reply with a tag not asked"
 
-probe_ok s --key-file "$WORK/k.key" --versions 2-3 --expect version hello >/dev/null
+probe_ok s --key-file "$WORK/k.key" --versions 3-4 --expect version hello >/dev/null
 assert_log s "no common protocol version"
 still_serving "no common version"
 log "no common version: refused"

@@ -54,8 +54,8 @@ probe_ok s "${K[@]}" --client-id f00 --expect noent get 10 >/dev/null
 # people's --stats
 stats s >"$WORK/stats.txt" || fail "--stats failed"
 grep -q "held: *110 pages" "$WORK/stats.txt" || fail "--stats: no 'held: 110 pages': $(cat "$WORK/stats.txt")"
-grep -Eq "^  $(client_id 5eed) +100 +0 " "$WORK/stats.txt" || fail "--stats: no line for 5eed"
-grep -Eq "^  $(client_id f00) +10 +0 " "$WORK/stats.txt" || fail "--stats: no line for f00"
+grep -Eq "^  default +$(client_id 5eed) +100 +0 " "$WORK/stats.txt" || fail "--stats: no line for 5eed"
+grep -Eq "^  default +$(client_id f00) +10 +0 " "$WORK/stats.txt" || fail "--stats: no line for f00"
 grep -q "namespaces: 2" "$WORK/stats.txt" || fail "--stats: namespace count"
 
 # scripts' --stats --json

@@ -299,7 +299,10 @@ netram_server() { echo "169.254.100.$((100 + $1)):7000"; }
 #   alive I | kill I | stop I | cont I | start I | stats I |
 #   set-memavailable I SIZE        (I = 0..N-1, SIZE e.g. 64M) |
 #   misbehave I MODE...            (tests/lib/misbehaving-server; MODE none:
-#                                   nswapd again)
+#                                   nswapd again) |
+#   grant NAME | revoke NAME       (client NAME, with the test key, in every
+#                                   nswapd's --clients directory; "default" is
+#                                   granted from the start)
 # Prints the reply without its final "ok" line and succeeds; on "error ..."
 # (or no reply) prints the reply to stderr and fails.
 server_ctl() {

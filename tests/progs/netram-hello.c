@@ -2,10 +2,11 @@
 /*
  * netram-hello - check that an nswapd answers on HOST:PORT.
  *
- *   netram-hello [-t SECONDS] HOST:PORT [KEYFILE]
+ *   netram-hello [-t SECONDS] [-c CLIENT] HOST:PORT [KEYFILE]
  *
  * Connects, sends HELLO (include/uapi/linux/nswap2l_proto.h) and checks
- * the reply.  With KEYFILE (the raw shared key) it also authenticates:
+ * the reply as client CLIENT (default "default").  With KEYFILE (the raw
+ * key of that client) it also authenticates:
  * sends the client MAC and checks the server's MAC, i.e. proves that the
  * server holds the same key.  Prints one line
  *   version=V max_pages=N free_pages=N caps=0xX [auth=ok]
@@ -251,12 +252,19 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	unsigned char key[NSWAP2L_PROTO_MAX_KEY_SIZE + 1];
 	size_t klen = 0;
+	const char *client = "default";
 	int timeout = 10, opt, one = 1, r;
 	char host[64], *colon, *end;
 	struct timeval tv;
 	long port;
 
-	while ((opt = getopt(argc, argv, "t:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:t:")) != -1) {
+		if (opt == 'c') {
+			client = optarg;
+			if (!*client || strlen(client) >= sizeof(hello.client_name))
+				goto usage;
+			continue;
+		}
 		if (opt != 't')
 			goto usage;
 		timeout = atoi(optarg);
@@ -303,6 +311,7 @@ int main(int argc, char **argv)
 	hello.version_min = htole32(NSWAP2L_PROTO_VERSION);
 	hello.version_max = htole32(NSWAP2L_PROTO_VERSION);
 	hello.capabilities = 0;
+	memcpy(hello.client_name, client, strlen(client));
 	get_random(hello.client_id, sizeof(hello.client_id));
 	get_random(hello.client_nonce, sizeof(hello.client_nonce));
 	if (send_msg(NSWAP2L_MSG_HELLO, 1, &hello, sizeof(hello)))
@@ -331,6 +340,7 @@ int main(int argc, char **argv)
 
 		hmac_init(&m, key, klen);
 		sha256_update(&m.inner, NSWAP2L_AUTH_CLIENT_LABEL, strlen(NSWAP2L_AUTH_CLIENT_LABEL));
+		sha256_update(&m.inner, hello.client_name, sizeof(hello.client_name));
 		sha256_update(&m.inner, hello.client_id, sizeof(hello.client_id));
 		sha256_update(&m.inner, hello.client_nonce, sizeof(hello.client_nonce));
 		sha256_update(&m.inner, hr.server_nonce, sizeof(hr.server_nonce));
@@ -350,6 +360,7 @@ int main(int argc, char **argv)
 			FAIL("reading the AUTH reply payload");
 		hmac_init(&m, key, klen);
 		sha256_update(&m.inner, NSWAP2L_AUTH_SERVER_LABEL, strlen(NSWAP2L_AUTH_SERVER_LABEL));
+		sha256_update(&m.inner, hello.client_name, sizeof(hello.client_name));
 		sha256_update(&m.inner, hello.client_id, sizeof(hello.client_id));
 		sha256_update(&m.inner, hr.server_nonce, sizeof(hr.server_nonce));
 		sha256_update(&m.inner, hello.client_nonce, sizeof(hello.client_nonce));
@@ -362,6 +373,6 @@ int main(int argc, char **argv)
 	close(fd);
 	return 0;
 usage:
-	fprintf(stderr, "usage: netram-hello [-t SECONDS] IPV4:PORT [KEYFILE]\n");
+	fprintf(stderr, "usage: netram-hello [-t SECONDS] [-c CLIENT] IPV4:PORT [KEYFILE]\n");
 	return 2;
 }

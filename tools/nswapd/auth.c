@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -48,7 +51,96 @@ int auth_load_key(const char *path, struct auth_key *key, char *err, size_t err_
 	return 0;
 }
 
+static int add_client(struct auth_keyring *ring, const char *dir, const char *file,
+		      char *err, size_t err_size)
+{
+	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = { 0 }, path[4096];
+	struct auth_client *grown;
+	struct stat st;
+
+	if (strlen(file) >= sizeof(name)) {
+		snprintf(err, err_size, "%s/%s: a client name has at most %d characters", dir,
+			 file, NSWAP2L_PROTO_CLIENT_NAME_SIZE - 1);
+		return -1;
+	}
+	memcpy(name, file, strlen(file));
+	if (!proto_client_name_valid(name)) {
+		snprintf(err, err_size, "%s/%s: a client name has only A-Z a-z 0-9 _ . -", dir,
+			 file);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, err_size, "%s: not a regular file", path);
+		return -1;
+	}
+	grown = realloc(ring->clients, (ring->count + 1) * sizeof(*grown));
+	if (!grown) {
+		snprintf(err, err_size, "%s: out of memory", path);
+		return -1;
+	}
+	ring->clients = grown;
+	memcpy(grown[ring->count].name, name, sizeof(name));
+	if (auth_load_key(path, &grown[ring->count].key, err, err_size))
+		return -1;
+	ring->count++;
+	return 0;
+}
+
+int auth_load_clients(const char *dir, struct auth_keyring *ring, char *err, size_t err_size)
+{
+	struct dirent *entry;
+	DIR *d;
+	int r = 0;
+
+	memset(ring, 0, sizeof(*ring));
+	d = opendir(dir);
+	if (!d) {
+		snprintf(err, err_size, "cannot open clients directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* hidden files (editors' swap files, "." and "..") are not clients */
+	while (!r && (errno = 0, entry = readdir(d)))
+		if (entry->d_name[0] != '.')
+			r = add_client(ring, dir, entry->d_name, err, err_size);
+	if (!r && errno) {
+		snprintf(err, err_size, "cannot read clients directory %s: %s", dir, strerror(errno));
+		r = -1;
+	}
+	closedir(d);
+	if (r)
+		auth_keyring_free(ring);
+	return r;
+}
+
+void auth_keyring_free(struct auth_keyring *ring)
+{
+	if (ring->clients)
+		memset(ring->clients, 0, ring->count * sizeof(*ring->clients));
+	free(ring->clients);
+	memset(ring, 0, sizeof(*ring));
+}
+
+const struct auth_key *auth_find_key(const struct auth_keyring *ring,
+				     const char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
+{
+	size_t i;
+
+	if (ring->shared)
+		return &ring->shared_key;
+	for (i = 0; i < ring->count; i++)
+		if (!memcmp(ring->clients[i].name, name, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
+			return &ring->clients[i].key;
+	return NULL;
+}
+
+bool auth_key_equal(const struct auth_key *a, const struct auth_key *b)
+{
+	return a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
+}
+
 static void handshake_mac(const struct auth_key *key, const char *label,
+			  const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
 			  const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 			  const uint8_t first_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 			  const uint8_t second_nonce[NSWAP2L_PROTO_NONCE_SIZE],
@@ -58,6 +150,7 @@ static void handshake_mac(const struct auth_key *key, const char *label,
 
 	hmac_sha256_init(&hmac, key->bytes, key->len);
 	hmac_sha256_update(&hmac, label, strlen(label));
+	hmac_sha256_update(&hmac, client_name, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
 	hmac_sha256_update(&hmac, client_id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 	hmac_sha256_update(&hmac, first_nonce, NSWAP2L_PROTO_NONCE_SIZE);
 	hmac_sha256_update(&hmac, second_nonce, NSWAP2L_PROTO_NONCE_SIZE);
@@ -65,21 +158,23 @@ static void handshake_mac(const struct auth_key *key, const char *label,
 }
 
 void auth_client_mac(const struct auth_key *key,
+		     const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
 		     const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 		     const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE])
 {
-	handshake_mac(key, NSWAP2L_AUTH_CLIENT_LABEL, client_id, client_nonce, server_nonce, mac);
+	handshake_mac(key, NSWAP2L_AUTH_CLIENT_LABEL, client_name, client_id, client_nonce, server_nonce, mac);
 }
 
 void auth_server_mac(const struct auth_key *key,
+		     const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
 		     const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 		     const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE])
 {
-	handshake_mac(key, NSWAP2L_AUTH_SERVER_LABEL, client_id, server_nonce, client_nonce, mac);
+	handshake_mac(key, NSWAP2L_AUTH_SERVER_LABEL, client_name, client_id, server_nonce, client_nonce, mac);
 }
 
 bool auth_mac_equal(const uint8_t *a, const uint8_t *b)

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Shared-key proofs of the nswap2l handshake (see nswap2l_proto.h). */
+/*
+ * Client keys and the proofs of the nswap2l handshake (see
+ * nswap2l_proto.h): a keyring of one key per client name (--clients DIR),
+ * or one key shared by every name (--key-file).
+ */
 #ifndef NSWAPD_AUTH_H
 #define NSWAPD_AUTH_H
 
@@ -14,18 +18,46 @@ struct auth_key {
 	uint8_t bytes[NSWAP2L_PROTO_MAX_KEY_SIZE];
 };
 
+struct auth_client {
+	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* NUL-padded */
+	struct auth_key key;
+};
+
+struct auth_keyring {
+	bool shared;			/* shared_key serves every client name */
+	struct auth_key shared_key;
+	struct auth_client *clients;	/* otherwise, by name */
+	size_t count;
+};
+
 /*
  * Reads the whole of path as the key.  Returns 0, or -1 with a message
  * in err when the file cannot be read or its size is outside the limits.
  */
 int auth_load_key(const char *path, struct auth_key *key, char *err, size_t err_size);
 
+/*
+ * Loads a keyring from dir: every file whose name does not start with '.'
+ * is a client of that name, its content the key.  Returns 0, or -1 with a
+ * message in err (a file name that is not a valid client name, a file that
+ * is not a regular file or not a valid key) and ring left empty.
+ */
+int auth_load_clients(const char *dir, struct auth_keyring *ring, char *err, size_t err_size);
+void auth_keyring_free(struct auth_keyring *ring);
+
+/* The key of a client name, or NULL when the keyring knows no such client. */
+const struct auth_key *auth_find_key(const struct auth_keyring *ring,
+				     const char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE]);
+bool auth_key_equal(const struct auth_key *a, const struct auth_key *b);
+
 void auth_client_mac(const struct auth_key *key,
+		     const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
 		     const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 		     const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE]);
 void auth_server_mac(const struct auth_key *key,
+		     const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
 		     const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 		     const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],

@@ -144,28 +144,41 @@ static void handle_hello(struct conn *conn, const struct proto_request *req)
 static void handle_auth(struct conn *conn, const struct proto_request *req)
 {
 	const struct server_config *cfg = &conn->srv->cfg;
+	const char *name = conn->hello.client_name;
+	static const struct auth_key no_key;
+	const struct auth_key *key = auth_find_key(&cfg->keys, name);
 	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE];
 	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
 	bool found;
 
 	proto_client_id_hex(conn->hello.client_id, id_hex);
-	auth_client_mac(&cfg->key, conn->hello.client_id, conn->hello.client_nonce,
-			conn->server_nonce, mac);
-	if (!cfg->insecure && !auth_mac_equal(mac, req->mac)) {
-		log_warn("peer %s: authentication failed for client %s (wrong key), closing",
-			 conn->peer, id_hex);
+	if (cfg->insecure) {
+		key = &no_key;
+	} else if (!key) {
+		log_warn("peer %s: authentication failed: no client named %s, closing", conn->peer,
+			 name);
 		conn->srv->auth_failures++;
 		queue_reply(conn, &req->hdr, NSWAP2L_ERR_AUTH, 0);
 		conn->state = CONN_CLOSING;
 		return;
 	}
-	conn->ns = server_bind_namespace(conn->srv, conn->hello.client_id, &found);
+	auth_client_mac(key, name, conn->hello.client_id, conn->hello.client_nonce,
+			conn->server_nonce, mac);
+	if (!cfg->insecure && !auth_mac_equal(mac, req->mac)) {
+		log_warn("peer %s: authentication failed for client %s (namespace %s): wrong key, closing",
+			 conn->peer, name, id_hex);
+		conn->srv->auth_failures++;
+		queue_reply(conn, &req->hdr, NSWAP2L_ERR_AUTH, 0);
+		conn->state = CONN_CLOSING;
+		return;
+	}
+	conn->ns = server_bind_namespace(conn->srv, name, conn->hello.client_id, &found);
 	if (!conn->ns) {
 		log_error("peer %s: out of memory for a namespace, closing", conn->peer);
 		conn->state = CONN_CLOSING;
 		return;
 	}
-	auth_server_mac(&cfg->key, conn->hello.client_id, conn->hello.client_nonce,
+	auth_server_mac(key, name, conn->hello.client_id, conn->hello.client_nonce,
 			conn->server_nonce, mac);
 	/* The client must know whether the pages it stored here still are. */
 	queue_header(conn, req->hdr.type | NSWAP2L_MSG_REPLY,
@@ -173,7 +186,7 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 		     sizeof(mac), NSWAP2L_OK);
 	queue(conn, mac, sizeof(mac));
 	conn->state = CONN_READY;
-	log_info("peer %s: client %s authenticated%s", conn->peer, id_hex,
+	log_info("peer %s: client %s (namespace %s) authenticated%s", conn->peer, name, id_hex,
 		 conn->hello.capabilities & NSWAP2L_CAP_EVICT ? ", takes EVICT" : "");
 }
 

@@ -119,8 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_parser_alone(data, size);
 
 	if (config[FUZZ_FLAGS] & FUZZ_KEYED) {
-		cfg.key.len = sizeof(fuzz_key);
-		memcpy(cfg.key.bytes, fuzz_key, sizeof(fuzz_key));
+		cfg.keys.shared = true;
+		cfg.keys.shared_key.len = sizeof(fuzz_key);
+		memcpy(cfg.keys.shared_key.bytes, fuzz_key, sizeof(fuzz_key));
 	} else {
 		cfg.insecure = true;
 	}

@@ -62,7 +62,9 @@ static void header(struct seed *s, uint16_t type, uint32_t tag, uint32_t count, 
 
 static void handshake(struct seed *s, bool keyed, uint64_t caps)
 {
-	struct nswap2l_hello hello = { .version_min = 1, .version_max = 1, .capabilities = caps };
+	struct nswap2l_hello hello = { .version_min = NSWAP2L_PROTO_VERSION,
+				       .version_max = NSWAP2L_PROTO_VERSION, .capabilities = caps,
+				       .client_name = "fuzz" };
 	uint8_t payload[sizeof(hello)], zero_nonce[NSWAP2L_PROTO_NONCE_SIZE] = { 0 };
 	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE] = { 0 };
 	struct auth_key key = { .len = sizeof(fuzz_key) };
@@ -75,7 +77,7 @@ static void handshake(struct seed *s, bool keyed, uint64_t caps)
 	add(s, payload, sizeof(payload));
 	/* the fuzzed server's nonce is all zero */
 	if (keyed)
-		auth_client_mac(&key, hello.client_id, hello.client_nonce, zero_nonce, mac);
+		auth_client_mac(&key, hello.client_name, hello.client_id, hello.client_nonce, zero_nonce, mac);
 	header(s, NSWAP2L_MSG_AUTH, 2, 0, sizeof(mac), 0);
 	add(s, mac, sizeof(mac));
 }

@@ -46,7 +46,14 @@ static const char usage_text[] =
 "  --port-file FILE        write the bound port number to FILE once listening\n"
 "  --max SIZE              hold at most SIZE of pages (K, M, G, T suffixes)\n"
 "  --reserve SIZE          memory always left to the machine (default 64M)\n"
-"  --key-file FILE         shared key: the file's bytes, 16 to 256 of them\n"
+"  --clients DIR           one key per client: each file in DIR (except hidden\n"
+"                          ones) is a client, its name the client name, its\n"
+"                          bytes the key (16 to 256); a client can reach only\n"
+"                          its own pages; SIGHUP reloads DIR and closes the\n"
+"                          connections of clients removed or given a new key\n"
+"  --key-file FILE         one key for every client name: all holders of the\n"
+"                          key are one client and can reach each other's\n"
+"                          pages (small trusted clusters)\n"
 "  --insecure-no-auth      accept clients without checking their key: for\n"
 "                          testing only, anyone who reaches the port can\n"
 "                          read and overwrite every client's pages\n"
@@ -66,7 +73,7 @@ static const char usage_text[] =
 "options.\n";
 
 enum option_id {
-	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_MAX, OPT_RESERVE, OPT_KEY_FILE, OPT_INSECURE,
+	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_MAX, OPT_RESERVE, OPT_CLIENTS, OPT_KEY_FILE, OPT_INSECURE,
 	OPT_GRACE, OPT_STATUS_SOCKET, OPT_FOREGROUND, OPT_LOG_LEVEL, OPT_PEER,
 	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_HELP, OPT_VERSION,
 };
@@ -76,6 +83,7 @@ static const struct option long_options[] = {
 	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 	{ "max", required_argument, NULL, OPT_MAX },
 	{ "reserve", required_argument, NULL, OPT_RESERVE },
+	{ "clients", required_argument, NULL, OPT_CLIENTS },
 	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
 	{ "insecure-no-auth", no_argument, NULL, OPT_INSECURE },
 	{ "grace", required_argument, NULL, OPT_GRACE },
@@ -92,7 +100,7 @@ static const struct option long_options[] = {
 };
 
 struct options {
-	const char *listen, *port_file, *key_file, *status_socket, *memavailable_file;
+	const char *listen, *port_file, *clients_dir, *key_file, *status_socket, *memavailable_file;
 	uint64_t max_bytes, reserve_bytes, grace_s;
 	bool have_max, insecure, foreground, stats, json;
 	enum log_level log_level;
@@ -147,6 +155,9 @@ static void parse_options(int argc, char **argv, struct options *opts)
 			break;
 		case OPT_RESERVE:
 			opts->reserve_bytes = size_option("reserve", optarg);
+			break;
+		case OPT_CLIENTS:
+			opts->clients_dir = optarg;
 			break;
 		case OPT_KEY_FILE:
 			opts->key_file = optarg;
@@ -203,10 +214,10 @@ static void parse_options(int argc, char **argv, struct options *opts)
 		return;
 	if (!opts->listen)
 		usage_error("--listen ADDR:PORT is required");
-	if (opts->key_file && opts->insecure)
-		usage_error("--key-file and --insecure-no-auth exclude each other");
-	if (!opts->key_file && !opts->insecure)
-		usage_error("--key-file is required (or --insecure-no-auth, for testing only)");
+	if (!!opts->clients_dir + !!opts->key_file + opts->insecure > 1)
+		usage_error("--clients, --key-file and --insecure-no-auth exclude each other");
+	if (!opts->clients_dir && !opts->key_file && !opts->insecure)
+		usage_error("--clients or --key-file is required (or --insecure-no-auth, for testing only)");
 }
 
 static void status_socket_for_port(char *path, size_t size, unsigned int port)
@@ -314,6 +325,7 @@ int main(int argc, char **argv)
 	struct sockaddr_in addr;
 	struct options opts;
 	struct server srv;
+	char *clients_dir = NULL;
 	int listen_fd, status_fd, status;
 
 	parse_options(argc, argv, &opts);
@@ -321,10 +333,24 @@ int main(int argc, char **argv)
 		return stats_main(&opts);
 	if (parse_ipv4_endpoint(opts.listen, &addr))
 		usage_error("--listen: '%s' is not ADDR:PORT (numeric IPv4)", opts.listen);
-	if (opts.key_file && auth_load_key(opts.key_file, &cfg.key, err, sizeof(err))) {
+	if (opts.key_file && auth_load_key(opts.key_file, &cfg.keys.shared_key, err, sizeof(err))) {
 		fprintf(stderr, "nswapd: %s\n", err);
 		return 2;
 	}
+	cfg.keys.shared = opts.key_file != NULL;
+	if (opts.clients_dir && auth_load_clients(opts.clients_dir, &cfg.keys, err, sizeof(err))) {
+		fprintf(stderr, "nswapd: %s\n", err);
+		return 2;
+	}
+	/* absolute, for the reloads after daemonize() changed directory */
+	if (opts.clients_dir) {
+		clients_dir = realpath(opts.clients_dir, NULL);
+		if (!clients_dir) {
+			fprintf(stderr, "nswapd: %s: %s\n", opts.clients_dir, strerror(errno));
+			return 2;
+		}
+	}
+	cfg.clients_dir = clients_dir;
 	cfg.insecure = opts.insecure;
 	cfg.max_pages = opts.have_max ? opts.max_bytes / PROTO_PAGE_SIZE : NO_MAX_PAGES;
 	cfg.reserve_bytes = opts.reserve_bytes;
@@ -367,6 +393,11 @@ int main(int argc, char **argv)
 		 format_bytes(cfg.reserve_bytes, reserve_text, sizeof(reserve_text)),
 		 (unsigned long long)opts.grace_s,
 		 cfg.insecure ? ", NO AUTHENTICATION (--insecure-no-auth)" : "");
+	if (clients_dir)
+		log_info("%zu clients, one key each, from %s (SIGHUP reloads)", cfg.keys.count,
+			 clients_dir);
+	else if (cfg.keys.shared)
+		log_info("one key for every client name, from %s", opts.key_file);
 	if (opts.peer_count)
 		log_warn("peer migration not implemented yet: ignoring %u --peer", opts.peer_count);
 	if (opts.memavailable_file)
@@ -378,6 +409,7 @@ int main(int argc, char **argv)
 	close(listen_fd);
 	close(status_fd);
 	unlink(status_path);
+	free(clients_dir);
 	log_info("stopped");
 	return status;
 }

@@ -293,12 +293,32 @@ static void accept_status_client(struct loop *loop)
 		endpoint_close(ep);
 }
 
+/* After a tick or reload: send what it queued, close what it closed. */
+static void service_queued(struct loop *loop)
+{
+	struct endpoint *ep, *next;
+
+	list_for_each_entry_safe(ep, next, &loop->endpoints, link) {
+		if (ep->kind == EP_CLIENT && (ep->conn->out.bytes || ep->conn->state == CONN_CLOSING))
+			service_client(loop, ep, true);
+	}
+}
+
 static void handle_signal(struct loop *loop)
 {
 	struct signalfd_siginfo info;
 
 	if (read(loop->signals.fd, &info, sizeof(info)) != sizeof(info))
 		return;
+	if (info.ssi_signo == SIGHUP) {
+		if (!loop->srv->cfg.clients_dir) {
+			log_info("received SIGHUP: nothing to reload without --clients");
+			return;
+		}
+		server_reload_clients(loop->srv);
+		service_queued(loop);
+		return;
+	}
 	log_info("received %s, exiting", strsignal((int)info.ssi_signo));
 	loop->stop = true;
 }
@@ -327,7 +347,6 @@ static void handle_event(struct loop *loop, struct endpoint *ep, uint32_t events
 
 static void tick(struct loop *loop)
 {
-	struct endpoint *ep, *next;
 	struct mem_sample mem;
 
 	server_release_memory(loop->srv);
@@ -335,11 +354,7 @@ static void tick(struct loop *loop)
 	malloc_trim(0);
 	memwatch_sample(&mem);
 	server_tick(loop->srv, &mem);
-	/* the tick may have queued CAPACITY and EVICT messages, or closed connections */
-	list_for_each_entry_safe(ep, next, &loop->endpoints, link) {
-		if (ep->kind == EP_CLIENT && (ep->conn->out.bytes || ep->conn->state == CONN_CLOSING))
-			service_client(loop, ep, true);
-	}
+	service_queued(loop);
 	if (loop->accept_paused) {
 		loop->accept_paused = false;
 		watch(loop, &loop->listener, EPOLLIN);
@@ -353,6 +368,7 @@ static int open_signals(void)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -1;
 	signal(SIGPIPE, SIG_IGN);

@@ -51,10 +51,12 @@ static const char usage_text[] =
 "options:\n"
 "  --key-file FILE       shared key (default: an empty key, which only a\n"
 "                        server run with --insecure-no-auth accepts)\n"
+"  --client NAME         client name sent in HELLO, sent as given even when\n"
+"                        malformed, to test servers (default \"default\")\n"
 "  --client-id HEX       up to 32 hex digits, zero-padded on the left (default 1)\n"
 "  --seed N              pattern seed (default 1)\n"
 "  --evict               announce that this client takes EVICT\n"
-"  --versions MIN-MAX    protocol versions offered in HELLO (default 1-1)\n"
+"  --versions MIN-MAX    protocol versions offered in HELLO (default: ours)\n"
 "  --handshake MODE      full (default), hello (HELLO only) or none\n"
 "  --expect OUTCOME      outcome that makes the exit status 0 (default ok)\n"
 "  --timeout SECONDS     for each wait on the server (default 10)\n"
@@ -68,7 +70,7 @@ static const char usage_text[] =
 "  --verbose             print every message received (raw always does)\n";
 
 enum option_id {
-	OPT_SERVER = 256, OPT_KEY_FILE, OPT_CLIENT_ID, OPT_SEED, OPT_EVICT, OPT_VERSIONS,
+	OPT_SERVER = 256, OPT_KEY_FILE, OPT_CLIENT, OPT_CLIENT_ID, OPT_SEED, OPT_EVICT, OPT_VERSIONS,
 	OPT_HANDSHAKE, OPT_EXPECT, OPT_TIMEOUT, OPT_WINDOW, OPT_DURATION, OPT_HOLD_UNTIL,
 	OPT_ON_EVICT, OPT_VERIFY, OPT_VERBOSE, OPT_PAUSE, OPT_HELP,
 };
@@ -76,6 +78,7 @@ enum option_id {
 static const struct option long_options[] = {
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+	{ "client", required_argument, NULL, OPT_CLIENT },
 	{ "client-id", required_argument, NULL, OPT_CLIENT_ID },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "evict", no_argument, NULL, OPT_EVICT },
@@ -100,6 +103,7 @@ static struct {
 	struct sockaddr_in server;
 	bool have_server;
 	struct auth_key key;
+	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];
 	uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 	uint64_t seed;
 	bool evict, verify, verbose;
@@ -110,6 +114,7 @@ static struct {
 	unsigned int window;
 	const char *hold_until, *on_evict;
 } opt = {
+	.client_name = "default",
 	.seed = 1,
 	.version_min = NSWAP2L_PROTO_VERSION,
 	.version_max = NSWAP2L_PROTO_VERSION,
@@ -373,6 +378,7 @@ static void handshake(struct client *cl)
 	if (opt.handshake == HANDSHAKE_NONE)
 		return;
 	memcpy(hello.client_id, opt.client_id, sizeof(hello.client_id));
+	memcpy(hello.client_name, opt.client_name, sizeof(hello.client_name));
 	if (getrandom(hello.client_nonce, sizeof(hello.client_nonce), 0) !=
 	    (ssize_t)sizeof(hello.client_nonce))
 		usage_error("getrandom failed");
@@ -387,13 +393,13 @@ static void handshake(struct client *cl)
 	proto_decode_hello_reply(cl->msg.payload, &reply);
 	if (opt.handshake == HANDSHAKE_HELLO)
 		return;
-	auth_client_mac(&opt.key, hello.client_id, hello.client_nonce, reply.server_nonce, mac);
+	auth_client_mac(&opt.key, hello.client_name, hello.client_id, hello.client_nonce, reply.server_nonce, mac);
 	send_header(cl, NSWAP2L_MSG_AUTH, 0, 0, sizeof(mac), 0);
 	send_all(cl, mac, sizeof(mac));
 	expect_reply(cl, NSWAP2L_MSG_AUTH);
 	if (cl->msg.hdr.status != NSWAP2L_OK)
 		finish(proto_status_name(cl->msg.hdr.status));
-	auth_server_mac(&opt.key, hello.client_id, hello.client_nonce, reply.server_nonce, mac);
+	auth_server_mac(&opt.key, hello.client_name, hello.client_id, hello.client_nonce, reply.server_nonce, mac);
 	if (cl->msg.hdr.length != sizeof(mac) || !auth_mac_equal(mac, cl->msg.payload)) {
 		printf("the server's key proof is wrong\n");
 		finish("badserver");
@@ -677,6 +683,13 @@ static void parse_options(int argc, char **argv)
 		case OPT_KEY_FILE:
 			if (auth_load_key(optarg, &opt.key, err, sizeof(err)))
 				usage_error("%s", err);
+			break;
+		case OPT_CLIENT:
+			if (strlen(optarg) >= sizeof(opt.client_name))
+				usage_error("--client: at most %zu characters: %s",
+					    sizeof(opt.client_name) - 1, optarg);
+			memset(opt.client_name, 0, sizeof(opt.client_name));
+			memcpy(opt.client_name, optarg, strlen(optarg));
 			break;
 		case OPT_CLIENT_ID:
 			parse_client_id(optarg);

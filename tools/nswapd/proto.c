@@ -10,7 +10,7 @@
 #include "proto.h"
 
 _Static_assert(sizeof(struct nswap2l_msg_header) == 32, "header is 32 bytes on the wire");
-_Static_assert(sizeof(struct nswap2l_hello) == 64, "hello is 64 bytes on the wire");
+_Static_assert(sizeof(struct nswap2l_hello) == 96, "hello is 96 bytes on the wire");
 _Static_assert(sizeof(struct nswap2l_hello_reply) == 48, "hello reply is 48 bytes on the wire");
 _Static_assert(sizeof(struct nswap2l_auth) == NSWAP2L_PROTO_MAC_SIZE, "auth is one MAC");
 
@@ -157,6 +157,7 @@ static void decode_hello(const uint8_t *p, struct nswap2l_hello *hello)
 	hello->capabilities = get64(p + HELLO_OFF(capabilities));
 	memcpy(hello->client_id, p + HELLO_OFF(client_id), sizeof(hello->client_id));
 	memcpy(hello->client_nonce, p + HELLO_OFF(client_nonce), sizeof(hello->client_nonce));
+	memcpy(hello->client_name, p + HELLO_OFF(client_name), sizeof(hello->client_name));
 }
 
 void proto_encode_hello(uint8_t *p, const struct nswap2l_hello *hello)
@@ -166,6 +167,7 @@ void proto_encode_hello(uint8_t *p, const struct nswap2l_hello *hello)
 	put64(p + HELLO_OFF(capabilities), hello->capabilities);
 	memcpy(p + HELLO_OFF(client_id), hello->client_id, sizeof(hello->client_id));
 	memcpy(p + HELLO_OFF(client_nonce), hello->client_nonce, sizeof(hello->client_nonce));
+	memcpy(p + HELLO_OFF(client_name), hello->client_name, sizeof(hello->client_name));
 }
 
 void proto_encode_hello_reply(uint8_t *p, const struct nswap2l_hello_reply *reply)
@@ -220,6 +222,10 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
 	switch (hdr->type) {
 	case NSWAP2L_MSG_HELLO:
 		decode_hello(req->payload, &req->hello);
+		if (!proto_client_name_valid(req->hello.client_name)) {
+			*why = "malformed client name in HELLO";
+			return PROTO_INVALID;
+		}
 		break;
 	case NSWAP2L_MSG_AUTH:
 		req->mac = req->payload;
@@ -249,6 +255,28 @@ void proto_client_id_hex(const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 		hex[2 * i + 1] = "0123456789abcdef"[id[i] & 15];
 	}
 	hex[2 * NSWAP2L_PROTO_CLIENT_ID_SIZE] = '\0';
+}
+
+static bool client_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '-';
+}
+
+bool proto_client_name_valid(const char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
+{
+	size_t len = 0;
+
+	while (len < NSWAP2L_PROTO_CLIENT_NAME_SIZE && client_name_char(name[len]))
+		len++;
+	/* a name is also a file name: no "", ".", ".." or hidden file */
+	if (!len || len == NSWAP2L_PROTO_CLIENT_NAME_SIZE || name[0] == '.')
+		return false;
+	/* NUL-padded, so that one name has one encoding in the MACs */
+	for (; len < NSWAP2L_PROTO_CLIENT_NAME_SIZE; len++)
+		if (name[len])
+			return false;
+	return true;
 }
 
 const char *proto_type_name(uint16_t type)

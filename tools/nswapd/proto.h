@@ -7,6 +7,7 @@
 #ifndef NSWAPD_PROTO_H
 #define NSWAPD_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,13 @@ void proto_decode_hello_reply(const uint8_t *buf, struct nswap2l_hello_reply *re
 /* A client id as lower-case hex, as logs and status name namespaces. */
 void proto_client_id_hex(const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 			 char hex[PROTO_CLIENT_ID_HEX_SIZE]);
+
+/*
+ * Whether a HELLO's client name field holds 1..NAME_SIZE-1 characters of
+ * [A-Za-z0-9_.-], not starting with '.', then only NULs.  The same check
+ * makes a name safe as a file name in the --clients directory.
+ */
+bool proto_client_name_valid(const char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE]);
 
 const char *proto_type_name(uint16_t type);
 const char *proto_status_name(uint32_t status);

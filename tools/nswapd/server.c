@@ -37,6 +37,7 @@ void server_destroy(struct server *srv)
 		free(ns);
 	}
 	page_pool_destroy(&srv->pool);
+	auth_keyring_free(&srv->cfg.keys);
 }
 
 uint64_t server_held_pages(const struct server *srv)
@@ -221,25 +222,56 @@ void server_tick(struct server *srv, const struct mem_sample *mem)
 	announce_capacity(srv);
 }
 
+void server_reload_clients(struct server *srv)
+{
+	struct auth_keyring fresh;
+	struct conn *conn;
+	char err[512];
+
+	if (auth_load_clients(srv->cfg.clients_dir, &fresh, err, sizeof(err))) {
+		log_error("reload: %s; keeping the %zu clients loaded before", err,
+			  srv->cfg.keys.count);
+		return;
+	}
+	list_for_each_entry(conn, &srv->conns, link) {
+		const struct auth_key *key;
+
+		if (conn->state != CONN_READY)
+			continue;
+		key = auth_find_key(&fresh, conn->ns->client);
+		if (key && auth_key_equal(key, auth_find_key(&srv->cfg.keys, conn->ns->client)))
+			continue;
+		log_info("peer %s: client %s %s, closing", conn->peer, conn->ns->client,
+			 key ? "has a new key" : "was removed");
+		conn->state = CONN_CLOSING;
+	}
+	auth_keyring_free(&srv->cfg.keys);
+	srv->cfg.keys = fresh;
+	log_info("reload: %zu clients from %s", fresh.count, srv->cfg.clients_dir);
+}
+
 struct namespace *server_bind_namespace(struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
 					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE], bool *found)
 {
 	struct namespace *ns;
 
 	for (ns = srv->namespaces; ns; ns = ns->next)
-		if (!memcmp(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE))
+		if (!memcmp(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE) &&
+		    !memcmp(ns->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
 			break;
 	*found = ns;
 	if (!ns) {
 		ns = calloc(1, sizeof(*ns));
 		if (!ns)
 			return NULL;
+		memcpy(ns->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
 		memcpy(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 		proto_client_id_hex(id, ns->id_hex);
 		page_table_init(&ns->pages);
 		ns->next = srv->namespaces;
 		srv->namespaces = ns;
-		log_info("namespace %s: new", ns->id_hex);
+		log_info("namespace %s of client %s: new", ns->id_hex, ns->client);
 	}
 	ns->connections++;
 	return ns;

@@ -31,7 +31,8 @@ struct server_config {
 	uint64_t max_pages;		/* --max, or NO_MAX_PAGES */
 	uint64_t reserve_bytes;		/* memory always left to the machine */
 	uint64_t grace_ms;		/* a namespace outlives its last connection */
-	struct auth_key key;
+	struct auth_keyring keys;	/* owned by the server once initialised */
+	const char *clients_dir;	/* --clients: where SIGHUP reloads keys from */
 	bool insecure;			/* no key: accept any client MAC (testing) */
 	bool lock_pages;
 	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
@@ -47,6 +48,7 @@ struct namespace_stats {
 
 struct namespace {
 	struct namespace *next;
+	char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* the name that authenticated */
 	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
 	struct page_table pages;
@@ -91,10 +93,18 @@ void server_release_memory(struct server *srv);
 void server_tick(struct server *srv, const struct mem_sample *mem);
 
 /*
- * For conn.c: a connection authenticated as / left namespace id; *found
- * says whether the namespace existed before.
+ * Reloads the keyring from cfg.clients_dir (SIGHUP): on success, closes the
+ * connections of clients that were removed or whose key changed; on
+ * failure, logs why and keeps the keyring it had.
+ */
+void server_reload_clients(struct server *srv);
+
+/*
+ * For conn.c: a connection authenticated as / left namespace (client, id);
+ * *found says whether the namespace existed before.
  */
 struct namespace *server_bind_namespace(struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
 					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE], bool *found);
 void server_unbind_namespace(struct server *srv, struct namespace *ns);
 /* For conn.c: conn answered every EVICT of its round, or closed. */

@@ -78,10 +78,10 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 		else
 			snprintf(idle, sizeof(idle), "%llu",
 				 (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000);
-		if (render_line(out, "namespace id=%s pages=%zu connections=%u bytes_in=%llu "
+		if (render_line(out, "namespace client=%s id=%s pages=%zu connections=%u bytes_in=%llu "
 				"bytes_out=%llu requests=%llu errors=%llu evict_asked=%llu "
 				"evict_returned=%llu idle_s=%s",
-				ns->id_hex, ns->pages.used, ns->connections,
+				ns->client, ns->id_hex, ns->pages.used, ns->connections,
 				(unsigned long long)ns->stats.bytes_in,
 				(unsigned long long)ns->stats.bytes_out,
 				(unsigned long long)ns->stats.requests,
@@ -136,7 +136,8 @@ static uint64_t field_number(const struct record *rec, const char *key)
 /* Fields that are text in JSON; the others are numbers or null ("none"). */
 static bool text_field(const char *key)
 {
-	return !strcmp(key, "listen") || !strcmp(key, "locked") || !strcmp(key, "id");
+	return !strcmp(key, "listen") || !strcmp(key, "locked") || !strcmp(key, "id") ||
+	       !strcmp(key, "client");
 }
 
 static void print_json_record(const struct record *rec)
@@ -149,7 +150,8 @@ static void print_json_record(const struct record *rec)
 
 		printf("%s\"%s\": ", i ? ", " : "", rec->keys[i]);
 		if (text_field(rec->keys[i]))
-			printf("\"%s\"", v);	/* an address, a hex id, yes/no: nothing to escape */
+			printf("\"%s\"", v);	/* an address, a hex id, a client name (A-Za-z0-9_.-),
+						   yes/no: nothing to escape */
 		else if (!strcmp(v, "none"))
 			printf("null");
 		else
@@ -197,7 +199,8 @@ static void print_human_server(const struct record *rec)
 	printf("  eviction pending: %s pages asked, not yet answered\n", field(rec, "evict_pending"));
 	printf("namespaces: %s\n", field(rec, "namespaces"));
 	if (strcmp(field(rec, "namespaces"), "0"))
-		printf("  %-32s %10s %5s %10s %10s %9s %6s %9s %9s %6s\n", "CLIENT ID", "PAGES",
+		printf("  %-16s %-32s %10s %5s %10s %10s %9s %6s %9s %9s %6s\n", "CLIENT",
+		       "NAMESPACE", "PAGES",
 		       "CONNS", "BYTES IN", "BYTES OUT", "REQUESTS", "ERRORS", "EVICT ASK", "RETURNED",
 		       "IDLE S");
 }
@@ -206,7 +209,8 @@ static void print_human_namespace(const struct record *rec)
 {
 	char in[32], out[32];
 
-	printf("  %-32s %10s %5s %10s %10s %9s %6s %9s %9s %6s\n", field(rec, "id"),
+	printf("  %-16s %-32s %10s %5s %10s %10s %9s %6s %9s %9s %6s\n", field(rec, "client"),
+	       field(rec, "id"),
 	       field(rec, "pages"), field(rec, "connections"),
 	       format_bytes(field_number(rec, "bytes_in"), in, sizeof(in)),
 	       format_bytes(field_number(rec, "bytes_out"), out, sizeof(out)),

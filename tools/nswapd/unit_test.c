@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "conn.h"
@@ -137,16 +138,21 @@ static void test_auth(void)
 {
 	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 1 }, cn[NSWAP2L_PROTO_NONCE_SIZE] = { 2 };
 	uint8_t sn[NSWAP2L_PROTO_NONCE_SIZE] = { 3 }, a[32], b[32], c[32];
+	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "alice", other[sizeof(name)] = "alicf";
 	struct auth_key key = { .len = 16 };
 	struct hmac_sha256 ctx;
 
 	memset(key.bytes, 7, 16);
-	auth_client_mac(&key, id, cn, sn, a);
-	auth_server_mac(&key, id, cn, sn, b);
+	auth_client_mac(&key, name, id, cn, sn, a);
+	auth_server_mac(&key, name, id, cn, sn, b);
 	CHECK(!auth_mac_equal(a, b));
-	/* the client MAC is HMAC(K, label || id || client nonce || server nonce) */
+	/* the name is bound: another name with the same key proves nothing */
+	auth_client_mac(&key, other, id, cn, sn, c);
+	CHECK(!auth_mac_equal(a, c));
+	/* the client MAC is HMAC(K, label || name || id || client nonce || server nonce) */
 	hmac_sha256_init(&ctx, key.bytes, key.len);
 	hmac_sha256_update(&ctx, NSWAP2L_AUTH_CLIENT_LABEL, strlen(NSWAP2L_AUTH_CLIENT_LABEL));
+	hmac_sha256_update(&ctx, name, sizeof(name));
 	hmac_sha256_update(&ctx, id, sizeof(id));
 	hmac_sha256_update(&ctx, cn, sizeof(cn));
 	hmac_sha256_update(&ctx, sn, sizeof(sn));
@@ -155,6 +161,7 @@ static void test_auth(void)
 	/* the server MAC swaps the nonces */
 	hmac_sha256_init(&ctx, key.bytes, key.len);
 	hmac_sha256_update(&ctx, NSWAP2L_AUTH_SERVER_LABEL, strlen(NSWAP2L_AUTH_SERVER_LABEL));
+	hmac_sha256_update(&ctx, name, sizeof(name));
 	hmac_sha256_update(&ctx, id, sizeof(id));
 	hmac_sha256_update(&ctx, sn, sizeof(sn));
 	hmac_sha256_update(&ctx, cn, sizeof(cn));
@@ -162,6 +169,73 @@ static void test_auth(void)
 	CHECK(auth_mac_equal(b, c));
 	c[31] ^= 1;
 	CHECK(!auth_mac_equal(b, c));
+}
+
+static bool name_valid(const char *text)
+{
+	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = { 0 };
+
+	memcpy(name, text, strnlen(text, sizeof(name)));
+	return proto_client_name_valid(name);
+}
+
+static void write_file(const char *dir, const char *name, const char *content, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	CHECK(f && fwrite(content, 1, len, f) == len);
+	if (f)
+		fclose(f);
+}
+
+static void remove_file(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CHECK(unlink(path) == 0);
+}
+
+static void test_client_names(void)
+{
+	char dir[] = "/tmp/nswapd-unit.XXXXXX", name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "bob";
+	struct auth_keyring ring;
+	char err[512];
+
+	CHECK(name_valid("a") && name_valid("web-7.rack_2") && name_valid("0123456789012345678901234567890"));
+	CHECK(!name_valid("") && !name_valid(".") && !name_valid("..") && !name_valid(".hidden"));
+	CHECK(!name_valid("a/b") && !name_valid("a b") && !name_valid("\xc3\xa9"));
+	CHECK(!name_valid("01234567890123456789012345678901"));	/* no room for a NUL */
+	name[5] = 'x';						/* junk after the NUL */
+	CHECK(!proto_client_name_valid(name));
+
+	CHECK(mkdtemp(dir) != NULL);
+	write_file(dir, "alice", "0123456789abcdef", 16);
+	write_file(dir, "bob", "fedcba9876543210fedcba9876543210", 32);
+	write_file(dir, ".alice.swp", "x", 1);
+	CHECK(auth_load_clients(dir, &ring, err, sizeof(err)) == 0 && ring.count == 2 && !ring.shared);
+	memset(name, 0, sizeof(name));
+	memcpy(name, "bob", 3);
+	CHECK(auth_find_key(&ring, name) && auth_find_key(&ring, name)->len == 32);
+	memcpy(name, "carol", 5);
+	CHECK(!auth_find_key(&ring, name));
+	auth_keyring_free(&ring);
+	/* a short key or a bad file name fails the whole load, with the reason */
+	write_file(dir, "carol", "short", 5);
+	CHECK(auth_load_clients(dir, &ring, err, sizeof(err)) && strstr(err, "carol") &&
+	      !ring.count && !ring.clients);
+	remove_file(dir, "carol");
+	write_file(dir, "bad name", "0123456789abcdef", 16);
+	CHECK(auth_load_clients(dir, &ring, err, sizeof(err)) && strstr(err, "bad name"));
+	remove_file(dir, "bad name");
+	remove_file(dir, "alice");
+	remove_file(dir, "bob");
+	remove_file(dir, ".alice.swp");
+	CHECK(rmdir(dir) == 0);
+	CHECK(auth_load_clients(dir, &ring, err, sizeof(err)) && strstr(err, "cannot open"));
 }
 
 /* Builds a request: header and payload_len bytes of payload (keys as given). */
@@ -207,7 +281,10 @@ static void test_parser(void)
 	len = build(buf, NSWAP2L_MSG_PUT, 64, NSWAP2L_PROTO_MAX_PAYLOAD, keys, 2);
 	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
 	CHECK(decode(buf, len - 1, &used, &why) == PROTO_NEED_MORE && used == len);
+	/* a HELLO needs a client name */
 	len = build(buf, NSWAP2L_MSG_HELLO, 0, sizeof(struct nswap2l_hello), NULL, 0);
+	CHECK(decode(buf, len, &used, &why) == PROTO_INVALID && strstr(why, "client name"));
+	buf[len - NSWAP2L_PROTO_CLIENT_NAME_SIZE] = 'a';
 	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
 	len = build(buf, NSWAP2L_MSG_AUTH, 0, NSWAP2L_PROTO_MAC_SIZE, NULL, 0);
 	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
@@ -476,14 +553,21 @@ static void send_msg(struct conn *conn, uint16_t type, uint32_t tag, uint32_t co
 	feed(conn, buf, PROTO_HEADER_SIZE + length);
 }
 
-static void hello(struct conn *conn, uint64_t caps, uint8_t id_byte)
+static void hello_as(struct conn *conn, const char *client, uint64_t caps, uint8_t id_byte)
 {
-	struct nswap2l_hello h = { .version_min = 1, .version_max = 1, .capabilities = caps };
+	struct nswap2l_hello h = { .version_min = NSWAP2L_PROTO_VERSION,
+				   .version_max = NSWAP2L_PROTO_VERSION, .capabilities = caps };
 	uint8_t payload[sizeof(h)];
 
+	memcpy(h.client_name, client, strlen(client));
 	h.client_id[15] = id_byte;
 	proto_encode_hello(payload, &h);
 	send_msg(conn, NSWAP2L_MSG_HELLO, 1, 0, payload, sizeof(payload), 0);
+}
+
+static void hello(struct conn *conn, uint64_t caps, uint8_t id_byte)
+{
+	hello_as(conn, "unit", caps, id_byte);
 }
 
 static void test_session(void)
@@ -491,8 +575,9 @@ static void test_session(void)
 	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
 	struct server_config cfg = {
 		.max_pages = 100, .reserve_bytes = 0, .grace_ms = 2000, .make_nonce = zero_nonce,
-		.key = { .len = 16 },
+		.keys = { .shared = true, .shared_key = { .len = 16 } },
 	};
+	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "unit";
 	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
 				     .available = 1ull << 40 };
 	uint8_t id[16] = { 0 }, zero[32] = { 0 }, mac[32];
@@ -502,7 +587,7 @@ static void test_session(void)
 	uint64_t keys[64];
 	uint32_t i;
 
-	memset(cfg.key.bytes, 9, 16);
+	memset(cfg.keys.shared_key.bytes, 9, 16);
 	server_init(&srv, &cfg, 1000);
 	server_tick(&srv, &plenty);
 	CHECK(srv.limit_pages == 100);
@@ -521,7 +606,9 @@ static void test_session(void)
 	/* version without overlap */
 	conn = conn_open(&srv, "test:2");
 	{
-		struct nswap2l_hello h = { .version_min = 2, .version_max = 3 };
+		struct nswap2l_hello h = { .version_min = NSWAP2L_PROTO_VERSION + 1,
+					   .version_max = NSWAP2L_PROTO_VERSION + 2,
+					   .client_name = "unit" };
 		uint8_t p[sizeof(h)];
 
 		proto_encode_hello(p, &h);
@@ -545,10 +632,10 @@ static void test_session(void)
 	hello(conn, NSWAP2L_CAP_EVICT, 1);
 	take(conn, NULL);
 	id[15] = 1;
-	auth_client_mac(&cfg.key, id, zero, zero, mac);
+	auth_client_mac(&cfg.keys.shared_key, name, id, zero, zero, mac);
 	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, mac, 32, 0);
 	hdr = take(conn, payload);
-	auth_server_mac(&cfg.key, id, zero, zero, mac);
+	auth_server_mac(&cfg.keys.shared_key, name, id, zero, zero, mac);
 	CHECK(hdr.status == 0 && hdr.length == 32 && !memcmp(payload, mac, 32));
 	CHECK(conn->state == CONN_READY && hdr.free_pages == 100);
 
@@ -628,6 +715,7 @@ int main(void)
 	test_sha256();
 	test_hmac();
 	test_auth();
+	test_client_names();
 	test_parser();
 	test_outq();
 	test_store();

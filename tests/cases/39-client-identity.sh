@@ -1,0 +1,72 @@
+# Per-client identity.  The servers hold one key per client name (nswapd
+# --clients); the table's client= names the device's client (default
+# "default"), `dmsetup table` shows it, a reload must keep it.  Revoking the
+# client on every server (its key file removed, SIGHUP) closes its
+# connections at once and refuses its reconnects: the servers fail, dmesg
+# says why, reads of its pages end with an I/O error, never other data.
+# Granting it again lets it back in; the servers kept its namespace (grace
+# period), so every page reads back right.
+# servers: 2
+# timeout: 300
+
+load_nswap2l
+netram_load_key >/dev/null
+NETRAM=$(netram_table_arg)
+PAGES=1024
+
+# bad client names fail the table with a reason in dmesg
+for bad in "a/b" ".hidden" "0123456789012345678901234567890123" "x:y"; do
+	dmesg_mark
+	expect_fail "client=$bad" dmsetup create bad --table "0 8192 nswap2l 3 $NETRAM client=$bad"
+	dmesg_new | grep -q "client=.*: need 1 to 31 characters of A-Z a-z 0-9 _ . -" ||
+		die "no dmesg reason for client=$bad: $(dmesg_new)"
+done
+dmesg_mark
+expect_fail "client= without netram=" dmsetup create bad --table "0 8192 nswap2l 2 disk=/dev/vdb client=x"
+dmesg_new | grep -q "client= names us to Network RAM servers, but no netram= is given" ||
+	die "no dmesg reason for client= without netram=: $(dmesg_new)"
+# a name the servers do not know is refused at create time
+dmesg_mark
+expect_fail "an unknown client" dmsetup create bad --table "0 8192 nswap2l 3 $NETRAM client=stranger"
+dmesg_new | grep -q "rejected the key (or does not know it)" || die "no dmesg reason for an unknown client: $(dmesg_new)"
+
+server_ctl grant web1 || die "grant web1"
+TABLE="0 $((PAGES * 8)) nswap2l 4 $NETRAM client=web1 timeout=3"
+dm_create c "$TABLE" || die "create with client=web1"
+dmsetup table c | grep -q " client=web1" || die "dmsetup table does not show client=web1: $(dmsetup table c)"
+# the default name is not shown, and a reload must keep the name
+dm_create d "0 8192 nswap2l 3 $NETRAM timeout=3" || die "create with the default client"
+dmsetup table d | grep -q "client=" && die "dmsetup table shows the default name: $(dmsetup table d)"
+dm_remove d
+dmesg_mark
+expect_fail "a reload that changes client=" dmsetup reload c --table "0 $((PAGES * 8)) nswap2l 4 $NETRAM client=web2 timeout=3"
+dmesg_new | grep -q "reload changes client= from 'web1' to 'web2'" || die "no dmesg reason for the reload: $(dmesg_new)"
+dmsetup clear c
+
+blkpat write /dev/mapper/c 0 $PAGES 5 || die "blkpat write"
+for i in 0 1; do
+	[ "$(server_ctl stats $i | tr ',{}' '\n\n\n' | grep -c '"client": "web1"')" -ge 1 ] ||
+		die "server $i has no namespace of client web1: $(server_ctl stats $i)"
+done
+drop_caches
+
+# revoke web1: connections closed, reconnects refused, servers fail
+dmesg_mark
+server_ctl revoke web1 || die "revoke web1"
+failed() { servers_in_state c failed 0 1; }
+wait_until 60 c "both servers failed after the revocation" failed
+show_status c
+dmesg_new | grep -q "server .*: cannot reconnect: rejected the key (or does not know it)" ||
+	die "no dmesg line for the refused reconnect: $(dmesg_new)"
+# every read fails: an I/O error, never data that is not ours
+set -- $(blkpat_scan_counts /dev/mapper/c 0 $PAGES 5)
+log "scan while revoked: ok=$1 eio=$2 bad=$3"
+assert_eq "$3" 0 "pages read wrong while revoked"
+assert_eq "$2" $PAGES "pages that read EIO while revoked"
+
+# grant web1 again: the servers come back with its namespace and pages
+server_ctl grant web1 || die "grant web1 again"
+up() { servers_in_state c up 0 1; }
+wait_until 60 c "both servers up after the new grant" up
+blkpat verify /dev/mapper/c 0 $PAGES 5 || die "pages wrong after the client came back"
+dm_remove c
