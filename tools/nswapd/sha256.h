@@ -3,6 +3,7 @@
 #ifndef NSWAPD_SHA256_H
 #define NSWAPD_SHA256_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,5 +29,12 @@ struct hmac_sha256 {
 void hmac_sha256_init(struct hmac_sha256 *ctx, const void *key, size_t key_len);
 void hmac_sha256_update(struct hmac_sha256 *ctx, const void *data, size_t len);
 void hmac_sha256_final(struct hmac_sha256 *ctx, uint8_t mac[SHA256_DIGEST_SIZE]);
+
+/*
+ * For the unit tests: with portable, hash with the portable C code from now
+ * on; without, with the CPU's SHA instructions if it has them (the default).
+ * Returns whether the SHA instructions are in use.
+ */
+bool sha256_force_portable(bool portable);
 
 #endif

@@ -134,6 +134,86 @@ static void test_hmac(void)
 	}
 }
 
+/* xorshift32: the same data and cuts on every run */
+static uint32_t test_random(void)
+{
+	static uint32_t x = 2463534242u;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x;
+}
+
+/* Hashes data in pieces cut at random points, some long, some short. */
+static void sha256_in_pieces(const uint8_t *data, size_t len, uint8_t digest[SHA256_DIGEST_SIZE])
+{
+	struct sha256 ctx;
+
+	sha256_init(&ctx);
+	while (len) {
+		size_t n = test_random() % (test_random() % 2 ? len + 1 : 130);
+
+		if (n > len)
+			n = len;
+		sha256_update(&ctx, data, n);
+		data += n;
+		len -= n;
+	}
+	sha256_final(&ctx, digest);
+}
+
+static void hmac_once(const uint8_t *key, size_t key_len, const uint8_t *data, size_t len,
+		      uint8_t mac[SHA256_DIGEST_SIZE])
+{
+	struct hmac_sha256 ctx;
+
+	hmac_sha256_init(&ctx, key, key_len);
+	hmac_sha256_update(&ctx, data, len);
+	hmac_sha256_final(&ctx, mac);
+}
+
+/*
+ * The SHA instructions and the portable code agree on random data of random
+ * length at unaligned addresses, whole or cut at random points.
+ */
+static void test_sha256_paths(void)
+{
+	static uint8_t data[10000 + 16];
+	uint8_t key[100];
+	int i, round;
+
+	for (i = 0; i < (int)sizeof(data); i++)
+		data[i] = (uint8_t)test_random();
+	for (round = 0; round < 100; round++) {
+		const uint8_t *p = data + test_random() % 16;
+		size_t len = test_random() % 10001, key_len = test_random() % (sizeof(key) + 1);
+		uint8_t want[SHA256_DIGEST_SIZE], want_mac[SHA256_DIGEST_SIZE];
+		uint8_t got[SHA256_DIGEST_SIZE];
+		struct sha256 ctx;
+
+		for (i = 0; i < (int)key_len; i++)
+			key[i] = (uint8_t)test_random();
+		sha256_force_portable(true);
+		sha256_init(&ctx);
+		sha256_update(&ctx, p, len);
+		sha256_final(&ctx, want);
+		hmac_once(key, key_len, p, len, want_mac);
+		sha256_in_pieces(p, len, got);
+		CHECK(!memcmp(got, want, sizeof(want)));
+
+		sha256_force_portable(false);
+		sha256_init(&ctx);
+		sha256_update(&ctx, p, len);
+		sha256_final(&ctx, got);
+		CHECK(!memcmp(got, want, sizeof(want)));
+		sha256_in_pieces(p, len, got);
+		CHECK(!memcmp(got, want, sizeof(want)));
+		hmac_once(key, key_len, p, len, got);
+		CHECK(!memcmp(got, want_mac, sizeof(want_mac)));
+	}
+}
+
 static void test_auth(void)
 {
 	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 1 }, cn[NSWAP2L_PROTO_NONCE_SIZE] = { 2 };
@@ -711,15 +791,26 @@ static void test_session(void)
 
 int main(void)
 {
+	bool sha_ni;
+	int portable;
+
 	log_setup(LOG_LEVEL_ERROR, false);
-	test_sha256();
-	test_hmac();
+	/* the vectors with the CPU's SHA instructions (if it has them), then portably */
+	sha_ni = sha256_force_portable(false);
+	for (portable = 0; portable < 2; portable++) {
+		sha256_force_portable(portable);
+		test_sha256();
+		test_hmac();
+	}
+	test_sha256_paths();
 	test_auth();
 	test_client_names();
 	test_parser();
 	test_outq();
 	test_store();
 	test_session();
+	printf("unit-test: SHA-256 checked %s\n",
+	       sha_ni ? "with SHA-NI and portably" : "portably only (no SHA-NI)");
 	printf("unit-test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
