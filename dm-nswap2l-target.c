@@ -1373,6 +1373,19 @@ static int nswap2l_preresume(struct dm_target *ti)
 	return 0;
 }
 
+/*
+ * A page must not change while it is written (swap maps pages under
+ * writeback writable, unless told not to): a Network RAM page goes out
+ * under a MAC computed before it is sent, and a parity page is the XOR of
+ * its group's pages as they were.  A page changed in between would fail
+ * its MAC at the server, or no longer match its parity, and rebuilding any
+ * other page of the group would go wrong.
+ */
+static bool nswap2l_needs_stable_writes(const struct nswap2l_table *t)
+{
+	return t->nc->tiers[NSWAP2L_TIER_NETRAM];
+}
+
 static void nswap2l_resume(struct dm_target *ti)
 {
 	struct nswap2l_table *t = ti->private;
@@ -1388,7 +1401,7 @@ static void nswap2l_resume(struct dm_target *ti)
 	nswap2l_profiler_start(nc);
 	nswap2l_prefetch_resume(nc);
 	mutex_unlock(&nc->control_mutex);
-	if (t->reliability == NSWAP2L_RELIABILITY_PARITY)
+	if (nswap2l_needs_stable_writes(t))
 		nswap2l_resume_stable_writes(ti);
 	nswap2l_sysfs_add(nc);
 }
@@ -1640,13 +1653,7 @@ static void nswap2l_io_hints(struct dm_target *ti, struct queue_limits *limits)
 {
 	struct nswap2l_table *t = ti->private;
 
-	/*
-	 * A parity page is the XOR of its group's pages as they were when it
-	 * was computed; a page changed while it is written (swap maps pages
-	 * under writeback writable, unless told not to) would no longer match
-	 * it, and rebuilding any other page of the group would go wrong.
-	 */
-	if (t->reliability == NSWAP2L_RELIABILITY_PARITY)
+	if (nswap2l_needs_stable_writes(t))
 		nswap2l_limit_stable_writes(limits);
 	limits->logical_block_size = 1 << NSWAP2L_PAGE_SHIFT;
 	limits->physical_block_size = 1 << NSWAP2L_PAGE_SHIFT;

@@ -142,6 +142,7 @@ struct netram_tx {
 	size_t keys_len;
 	struct bio *const *bios;	/* PUT: their pages follow the keys */
 	unsigned int nr_bios;
+	u8 mac[NSWAP2L_PROTO_MSG_MAC_SIZE];	/* follows the message */
 	size_t len;			/* 0: nothing being sent */
 	size_t sent;
 };
@@ -162,8 +163,12 @@ struct netram_server {
 	void (*saved_write_space)(struct sock *sk);
 	u32 max_pages;			/* per PUT/GET, from the server's HELLO */
 
-	struct mutex send_mutex;	/* one sender at a time; tx */
+	struct mutex send_mutex;	/* one sender at a time; tx, tx_seq */
 	struct netram_tx tx;
+	/* This connection's session keys (netram_auth.c) and message counts. */
+	struct crypto_shash *tx_hmac, *rx_hmac;
+	u64 tx_seq;
+	u64 rx_seq;			/* receiver only */
 
 	spinlock_t lock;		/* protects everything below */
 	enum netram_state state;
@@ -370,6 +375,16 @@ void netram_watchdog(struct work_struct *work);
 int netram_set_key(struct netram_tier *nt, struct dm_target *ti, const char *spec);
 /* *@found: the server still held our namespace (the pages stored there). */
 int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found);
+int netram_alloc_session(struct netram_server *srv);
+void netram_free_session(struct netram_server *srv);
+/* The MAC of srv->tx, the next message out; called with send_mutex held. */
+int netram_seal_tx(struct netram_server *srv);
+/*
+ * Reads the MAC that follows a received message (@hdr, then @len bytes of
+ * @buf or the data of @nr_bios bios) and checks it: -EBADMSG if wrong.
+ */
+int netram_check_rx(struct netram_server *srv, const struct nswap2l_msg_header *hdr,
+		    const void *buf, size_t len, struct bio *const *bios, unsigned int nr_bios);
 
 /* netram_req.c */
 void netram_queue_bio(struct netram_server *srv, struct bio *bio);
@@ -390,7 +405,7 @@ bool netram_overdue(struct netram_server *srv, unsigned long timeout);
 
 /* netram_evict.c */
 int netram_cmp_u64(const void *a, const void *b);
-int netram_receive_evict(struct netram_server *srv, u32 tag, u32 count, u32 length);
+int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr);
 bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply);
 int netram_remove_server(struct netram_tier *nt, const char *name);
 /* The server takes and holds nothing: disconnected, its slot free for another. */

@@ -5,10 +5,16 @@
  * client name (client=) and namespace (the key never crosses the network;
  * include/uapi/linux/nswap2l_proto.h has the MACs).
  * A server that does not prove the key never gets or returns our pages.
+ *
+ * Then every message, both ways, carries a MAC under a key of this session
+ * and its sequence number: nobody on the path can inject, replay, reorder
+ * or take over a message without the key.
  */
 #include <crypto/algapi.h>
 #include <crypto/hash.h>
+#include <crypto/sha2.h>
 #include <keys/user-type.h>
+#include <linux/highmem.h>
 #include <linux/key-type.h>
 #include <linux/random.h>
 
@@ -78,6 +84,84 @@ static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 t
 	return r;
 }
 
+/*----------------------------------------------------------------
+ * Session: a MAC on every message
+ *--------------------------------------------------------------*/
+static int netram_start_session(struct netram_server *srv, const u8 *client_id,
+				const u8 *client_nonce, const u8 *server_nonce)
+{
+	u8 c2s[NSWAP2L_PROTO_SESSION_KEY_SIZE], s2c[NSWAP2L_PROTO_SESSION_KEY_SIZE];
+	int r;
+
+	r = netram_mac(srv->nt, NSWAP2L_SESSION_C2S_LABEL, client_id, client_nonce, server_nonce,
+		       c2s);
+	if (!r)
+		r = netram_mac(srv->nt, NSWAP2L_SESSION_S2C_LABEL, client_id, client_nonce,
+			       server_nonce, s2c);
+	/* The sender may still hold the last connection's message: not mid-MAC. */
+	mutex_lock(&srv->send_mutex);
+	if (!r)
+		r = crypto_shash_setkey(srv->tx_hmac, c2s, sizeof(c2s));
+	srv->tx_seq = 0;
+	mutex_unlock(&srv->send_mutex);
+	if (!r)
+		r = crypto_shash_setkey(srv->rx_hmac, s2c, sizeof(s2c));
+	srv->rx_seq = 0;
+	memzero_explicit(c2s, sizeof(c2s));
+	memzero_explicit(s2c, sizeof(s2c));
+	return r;
+}
+
+static int netram_hash_bios(struct shash_desc *desc, struct bio *const *bios,
+			    unsigned int nr_bios)
+{
+	unsigned int i;
+	int r = 0;
+
+	for (i = 0; i < nr_bios && !r; i++) {
+		struct bvec_iter it;
+		struct bio_vec bv;
+
+		bio_for_each_segment(bv, bios[i], it) {
+			void *addr = kmap_local_page(bv.bv_page);
+
+			r = crypto_shash_update(desc, addr + bv.bv_offset, bv.bv_len);
+			kunmap_local(addr);
+			if (r)
+				break;
+		}
+	}
+	return r;
+}
+
+/* HMAC(session key, le64 seq || header || payload), cut to the wire's size. */
+static int netram_message_mac(struct crypto_shash *tfm, u64 seq,
+			      const struct nswap2l_msg_header *hdr, const void *buf, size_t len,
+			      struct bio *const *bios, unsigned int nr_bios,
+			      u8 mac[NSWAP2L_PROTO_MSG_MAC_SIZE])
+{
+	SHASH_DESC_ON_STACK(desc, tfm);
+	u8 full[SHA256_DIGEST_SIZE];
+	__le64 seq_le = cpu_to_le64(seq);
+	int r;
+
+	desc->tfm = tfm;
+	r = crypto_shash_init(desc);
+	if (!r)
+		r = crypto_shash_update(desc, (u8 *)&seq_le, sizeof(seq_le));
+	if (!r)
+		r = crypto_shash_update(desc, (u8 *)hdr, sizeof(*hdr));
+	if (!r && len)
+		r = crypto_shash_update(desc, buf, len);
+	if (!r)
+		r = netram_hash_bios(desc, bios, nr_bios);
+	if (!r)
+		r = crypto_shash_final(desc, full);
+	shash_desc_zero(desc);
+	memcpy(mac, full, NSWAP2L_PROTO_MSG_MAC_SIZE);
+	return r;
+}
+
 int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found)
 {
 	struct netram_tier *nt = srv->nt;
@@ -117,7 +201,55 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 	/* An impostor that does not know the key must not get our pages. */
 	if (crypto_memneq(expected, server_auth.mac, sizeof(expected)))
 		return -EKEYREJECTED;
+	r = netram_start_session(srv, hello.client_id, hello.client_nonce, reply.server_nonce);
+	if (r)
+		return r;
 	*found = flags & NSWAP2L_FLAG_NAMESPACE_FOUND;
+	return 0;
+}
+
+int netram_alloc_session(struct netram_server *srv)
+{
+	srv->tx_hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);
+	if (IS_ERR(srv->tx_hmac))
+		return PTR_ERR(srv->tx_hmac);
+	srv->rx_hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);
+	return PTR_ERR_OR_ZERO(srv->rx_hmac);
+}
+
+void netram_free_session(struct netram_server *srv)
+{
+	if (!IS_ERR_OR_NULL(srv->tx_hmac))
+		crypto_free_shash(srv->tx_hmac);
+	if (!IS_ERR_OR_NULL(srv->rx_hmac))
+		crypto_free_shash(srv->rx_hmac);
+}
+
+int netram_seal_tx(struct netram_server *srv)
+{
+	struct netram_tx *tx = &srv->tx;
+
+	return netram_message_mac(srv->tx_hmac, srv->tx_seq++, &tx->hdr, tx->keys, tx->keys_len,
+				  tx->bios, tx->nr_bios, tx->mac);
+}
+
+int netram_check_rx(struct netram_server *srv, const struct nswap2l_msg_header *hdr,
+		    const void *buf, size_t len, struct bio *const *bios, unsigned int nr_bios)
+{
+	u8 mac[NSWAP2L_PROTO_MSG_MAC_SIZE], want[NSWAP2L_PROTO_MSG_MAC_SIZE];
+	int r;
+
+	r = netram_xmit_buf(srv, srv->sock, false, mac, sizeof(mac), 0);
+	if (!r)
+		r = netram_message_mac(srv->rx_hmac, srv->rx_seq++, hdr, buf, len, bios, nr_bios,
+				       want);
+	if (r)
+		return r;
+	if (crypto_memneq(mac, want, sizeof(mac))) {
+		DMWARN_LIMIT("%s: server %s: message with a wrong MAC (forged or replayed on the way?)",
+			     netram_dev_name(srv->nt), srv->name);
+		return -EBADMSG;
+	}
 	return 0;
 }
 

@@ -309,6 +309,8 @@ static const char *netram_error_text(int error)
 		return "speaks another protocol version";
 	case -EPROTO:
 		return "broke the protocol";
+	case -EBADMSG:
+		return "sent a message with a wrong MAC";
 	default:
 		return "failed";
 	}

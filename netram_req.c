@@ -229,7 +229,13 @@ static bool netram_next_tx(struct netram_server *srv)
 	} else {
 		return false;
 	}
-	tx->len = sizeof(tx->hdr) + le32_to_cpu(tx->hdr.length);
+	if (netram_seal_tx(srv)) {
+		/* hmac(sha256) does not fail once keyed: a bug, not the server's */
+		WARN_ON_ONCE(1);
+		netram_shutdown_sock(srv, false);
+		return false;
+	}
+	tx->len = sizeof(tx->hdr) + le32_to_cpu(tx->hdr.length) + sizeof(tx->mac);
 	tx->sent = 0;
 	return true;
 }
@@ -270,30 +276,36 @@ static int netram_send_tx(struct netram_server *srv)
 {
 	struct netram_tx *tx = &srv->tx;
 	size_t head_len = sizeof(tx->hdr) + tx->keys_len;
+	size_t mac_start = tx->len - sizeof(tx->mac);
 
 	while (tx->sent < tx->len) {
 		struct bio_vec bvecs[NETRAM_TX_SEGMENTS];
+		struct kvec vec[3] = {
+			{ &tx->hdr, sizeof(tx->hdr) },
+			{ (void *)tx->keys, tx->keys_len },
+			{ tx->mac, sizeof(tx->mac) },
+		};
 		struct iov_iter iter;
-		struct kvec head[2];
-		bool last;
 		int r;
 
 		if (tx->sent < head_len) {
-			head[0].iov_base = &tx->hdr;
-			head[0].iov_len = sizeof(tx->hdr);
-			head[1].iov_base = (void *)tx->keys;
-			head[1].iov_len = tx->keys_len;
-			iov_iter_kvec(&iter, ITER_SOURCE, head, 2, head_len);
+			/* header and keys, and the MAC when no data comes between */
+			unsigned int nr = head_len == mac_start ? 3 : 2;
+			size_t end = nr == 3 ? tx->len : head_len;
+
+			iov_iter_kvec(&iter, ITER_SOURCE, vec, nr, end);
 			iov_iter_advance(&iter, tx->sent);
-			last = head_len == tx->len;
-			r = netram_send_nowait(srv, &iter, last ? 0 : MSG_MORE);
-		} else {
+			r = netram_send_nowait(srv, &iter, end == tx->len ? 0 : MSG_MORE);
+		} else if (tx->sent < mac_start) {
 			/* PUT data: the bios' pages, from where the socket stopped. */
 			size_t len;
 			unsigned int n = netram_tx_data(tx, tx->sent - head_len, bvecs, &len);
 
-			last = tx->sent + len == tx->len;
-			r = netram_send_pages_nowait(srv, bvecs, n, len, last ? 0 : MSG_MORE);
+			r = netram_send_pages_nowait(srv, bvecs, n, len, MSG_MORE);
+		} else {
+			iov_iter_kvec(&iter, ITER_SOURCE, &vec[2], 1, sizeof(tx->mac));
+			iov_iter_advance(&iter, tx->sent - mac_start);
+			r = netram_send_nowait(srv, &iter, 0);
 		}
 		if (r < 0)
 			return r;
@@ -437,8 +449,9 @@ static void netram_release_tag(struct netram_server *srv, u32 tag)
 }
 
 static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg,
-			       u32 status, u32 length)
+			       const struct nswap2l_msg_header *hdr)
 {
+	u32 status = le32_to_cpu(hdr->status), length = le32_to_cpu(hdr->length);
 	unsigned int i;
 	int r;
 
@@ -450,6 +463,10 @@ static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg
 			if (r)
 				return r;
 		}
+		/* Pages that fail their MAC are read again, never completed. */
+		r = netram_check_rx(srv, hdr, NULL, 0, msg->bios, msg->nr_bios);
+		if (r)
+			return r;
 		for (i = 0; i < msg->nr_bios; i++)
 			bio_endio(msg->bios[i]);
 		return 0;
@@ -526,13 +543,13 @@ int netram_receive_one(struct netram_server *srv)
 	if (type == NSWAP2L_MSG_CAPACITY) {
 		if (count || length)
 			return -EPROTO;
-		netram_note_free(srv, le64_to_cpu(hdr.free_pages));
-		return 0;
+		r = netram_check_rx(srv, &hdr, NULL, 0, NULL, 0);
+		if (!r)
+			netram_note_free(srv, le64_to_cpu(hdr.free_pages));
+		return r;
 	}
-	if (type == NSWAP2L_MSG_EVICT) {
-		netram_note_free(srv, le64_to_cpu(hdr.free_pages));
-		return netram_receive_evict(srv, tag, count, length);
-	}
+	if (type == NSWAP2L_MSG_EVICT)
+		return netram_receive_evict(srv, &hdr);
 	if (!(type & NSWAP2L_MSG_REPLY) || tag >= NETRAM_TAGS)
 		return -EPROTO;
 	type &= ~NSWAP2L_MSG_REPLY;
@@ -546,11 +563,17 @@ int netram_receive_one(struct netram_server *srv)
 		return -EPROTO;
 	if (netram_still_sending(srv, tag))
 		return -EPROTO;
+	/* A GET's pages come first; any other reply is whole already. */
+	if (type != NSWAP2L_MSG_GET || status != NSWAP2L_OK) {
+		r = netram_check_rx(srv, &hdr, NULL, 0, NULL, 0);
+		if (r)
+			return r;
+	}
 	netram_note_free(srv, le64_to_cpu(hdr.free_pages));
 
 	switch (type) {
 	case NSWAP2L_MSG_GET:
-		r = netram_complete_get(srv, msg, status, length);
+		r = netram_complete_get(srv, msg, &hdr);
 		break;
 	case NSWAP2L_MSG_PUT:
 		r = netram_complete_put(srv, msg, status, length);

@@ -401,6 +401,7 @@ static ssize_t netram_show_servers(struct nswap2l_tier *tier, char *buf)
 static void netram_destroy_server(struct netram_server *srv)
 {
 	netram_stop_server(srv);
+	netram_free_session(srv);
 	kvfree(srv->msgs);
 	kvfree(srv->free_keys);
 	kvfree(srv->evict_buf);
@@ -490,6 +491,11 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 	if (!srv->msgs || !srv->free_keys || !srv->evict_buf || !srv->evict.keys ||
 	    !srv->evict.job_keys)
 		goto nomem;
+	if (netram_alloc_session(srv)) {
+		netram_error(nt, ti, "Cannot allocate hmac(sha256)",
+			     "no hmac(sha256) for the session MACs of a server");
+		return -ENOMEM;
+	}
 	return 0;
 nomem:
 	netram_error(nt, ti, "Cannot allocate Network RAM server", "out of memory for a server");

@@ -164,7 +164,8 @@ void auth_client_mac(const struct auth_key *key,
 		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE])
 {
-	handshake_mac(key, NSWAP2L_AUTH_CLIENT_LABEL, client_name, client_id, client_nonce, server_nonce, mac);
+	handshake_mac(key, NSWAP2L_AUTH_CLIENT_LABEL, client_name, client_id, client_nonce,
+		      server_nonce, mac);
 }
 
 void auth_server_mac(const struct auth_key *key,
@@ -174,15 +175,60 @@ void auth_server_mac(const struct auth_key *key,
 		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE])
 {
-	handshake_mac(key, NSWAP2L_AUTH_SERVER_LABEL, client_name, client_id, server_nonce, client_nonce, mac);
+	handshake_mac(key, NSWAP2L_AUTH_SERVER_LABEL, client_name, client_id, server_nonce,
+		      client_nonce, mac);
 }
 
-bool auth_mac_equal(const uint8_t *a, const uint8_t *b)
+void auth_session_keys(const struct auth_key *key,
+		       const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+		       const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
+		       const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+		       const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+		       struct auth_session *session)
+{
+	_Static_assert(NSWAP2L_PROTO_SESSION_KEY_SIZE == SHA256_DIGEST_SIZE, "a key is a digest");
+	handshake_mac(key, NSWAP2L_SESSION_C2S_LABEL, client_name, client_id, client_nonce,
+		      server_nonce, session->c2s);
+	handshake_mac(key, NSWAP2L_SESSION_S2C_LABEL, client_name, client_id, client_nonce,
+		      server_nonce, session->s2c);
+}
+
+void auth_message_begin(struct hmac_sha256 *ctx,
+			const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq)
+{
+	uint8_t seq_le[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		seq_le[i] = (uint8_t)(seq >> (8 * i));
+	hmac_sha256_init(ctx, key, NSWAP2L_PROTO_SESSION_KEY_SIZE);
+	hmac_sha256_update(ctx, seq_le, sizeof(seq_le));
+}
+
+void auth_message_end(struct hmac_sha256 *ctx, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE])
+{
+	uint8_t full[SHA256_DIGEST_SIZE];
+
+	hmac_sha256_final(ctx, full);
+	memcpy(mac, full, NSWAP2L_PROTO_MSG_MAC_SIZE);
+}
+
+static bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t len)
 {
 	volatile uint8_t diff = 0;
 	size_t i;
 
-	for (i = 0; i < NSWAP2L_PROTO_MAC_SIZE; i++)
+	for (i = 0; i < len; i++)
 		diff |= a[i] ^ b[i];
 	return diff == 0;
+}
+
+bool auth_mac_equal(const uint8_t *a, const uint8_t *b)
+{
+	return bytes_equal(a, b, NSWAP2L_PROTO_MAC_SIZE);
+}
+
+bool auth_message_mac_equal(const uint8_t *a, const uint8_t *b)
+{
+	return bytes_equal(a, b, NSWAP2L_PROTO_MSG_MAC_SIZE);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "proto.h"
+#include "sha256.h"
 
 struct auth_key {
 	size_t len;
@@ -63,7 +64,29 @@ void auth_server_mac(const struct auth_key *key,
 		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE]);
 
+/* The session keys of both directions, once the handshake succeeded. */
+struct auth_session {
+	uint8_t c2s[NSWAP2L_PROTO_SESSION_KEY_SIZE];
+	uint8_t s2c[NSWAP2L_PROTO_SESSION_KEY_SIZE];
+};
+
+void auth_session_keys(const struct auth_key *key,
+		       const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+		       const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
+		       const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+		       const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+		       struct auth_session *session);
+
+/*
+ * The MAC of one message: begin with the direction's key and the message's
+ * sequence number, hmac_sha256_update() the header and payload, end.
+ */
+void auth_message_begin(struct hmac_sha256 *ctx,
+			const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq);
+void auth_message_end(struct hmac_sha256 *ctx, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE]);
+
 /* Compares two MACs in time independent of where they differ. */
 bool auth_mac_equal(const uint8_t *a, const uint8_t *b);
+bool auth_message_mac_equal(const uint8_t *a, const uint8_t *b);
 
 #endif

@@ -67,12 +67,30 @@ static void queue(struct conn *conn, const void *data, size_t len)
 		conn->state = CONN_CLOSING;
 		return;
 	}
+	if (conn->tx_mac_open)
+		hmac_sha256_update(&conn->tx_mac, data, len);
 	if (conn->ns)
 		conn->ns->stats.bytes_out += len;
 }
 
+/*
+ * The end of a message: in a session, its MAC follows it, also when the
+ * message was the last before closing (an INVALID reply).
+ */
+static void queue_end(struct conn *conn)
+{
+	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
+
+	if (!conn->tx_mac_open)
+		return;
+	conn->tx_mac_open = false;
+	auth_message_end(&conn->tx_mac, mac);
+	if (conn->out.bytes && outq_append(&conn->out, mac, sizeof(mac)))
+		outq_clear(&conn->out);
+}
+
 static void queue_header(struct conn *conn, uint16_t type, uint16_t flags, uint32_t tag,
-			 uint32_t count, uint32_t length, uint32_t status)
+			 uint32_t count, uint32_t length, uint32_t status, uint64_t free_pages)
 {
 	struct proto_header hdr = {
 		.magic = NSWAP2L_PROTO_MAGIC,
@@ -82,10 +100,15 @@ static void queue_header(struct conn *conn, uint16_t type, uint16_t flags, uint3
 		.count = count,
 		.length = length,
 		.status = status,
-		.free_pages = server_free_pages(conn->srv),
+		.free_pages = free_pages,
 	};
 	uint8_t buf[PROTO_HEADER_SIZE];
 
+	queue_end(conn);
+	if (conn->session) {
+		auth_message_begin(&conn->tx_mac, conn->keys.s2c, conn->tx_seq++);
+		conn->tx_mac_open = true;
+	}
 	proto_encode_header(buf, &hdr);
 	queue(conn, buf, sizeof(buf));
 }
@@ -94,7 +117,8 @@ static void queue_header(struct conn *conn, uint16_t type, uint16_t flags, uint3
 static void queue_reply(struct conn *conn, const struct proto_header *req, uint32_t status,
 			uint32_t length)
 {
-	queue_header(conn, req->type | NSWAP2L_MSG_REPLY, 0, req->tag, req->count, length, status);
+	queue_header(conn, req->type | NSWAP2L_MSG_REPLY, 0, req->tag, req->count, length, status,
+		     server_free_pages(conn->srv));
 	if (status != NSWAP2L_OK && conn->ns)
 		conn->ns->stats.errors++;
 }
@@ -108,6 +132,7 @@ static void conn_fail(struct conn *conn, const struct proto_header *hdr, const c
 		queue_reply(conn, hdr, NSWAP2L_ERR_INVALID, 0);
 	else if (conn->ns)
 		conn->ns->stats.errors++;
+	queue_end(conn);
 	conn->state = CONN_CLOSING;
 }
 
@@ -183,8 +208,11 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	/* The client must know whether the pages it stored here still are. */
 	queue_header(conn, req->hdr.type | NSWAP2L_MSG_REPLY,
 		     found ? NSWAP2L_FLAG_NAMESPACE_FOUND : 0, req->hdr.tag, req->hdr.count,
-		     sizeof(mac), NSWAP2L_OK);
+		     sizeof(mac), NSWAP2L_OK, server_free_pages(conn->srv));
 	queue(conn, mac, sizeof(mac));
+	auth_session_keys(key, name, conn->hello.client_id, conn->hello.client_nonce,
+			  conn->server_nonce, &conn->keys);
+	conn->session = true;
 	conn->state = CONN_READY;
 	log_info("peer %s: client %s (namespace %s) authenticated%s", conn->peer, name, id_hex,
 		 conn->hello.capabilities & NSWAP2L_CAP_EVICT ? ", takes EVICT" : "");
@@ -296,6 +324,19 @@ bool conn_wants_input(const struct conn *conn)
 	return conn->state != CONN_CLOSING && conn->out.bytes < CONN_OUTPUT_HIGH;
 }
 
+/* The MAC after msg[0..len), under this session's key and next sequence number. */
+static bool message_mac_valid(struct conn *conn, const uint8_t *msg, size_t len)
+{
+	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
+	struct hmac_sha256 ctx;
+
+	auth_message_begin(&ctx, conn->keys.c2s, conn->rx_seq++);
+	hmac_sha256_update(&ctx, msg, len);
+	auth_message_end(&ctx, mac);
+	/* --insecure-no-auth: any client MAC, as in the handshake */
+	return auth_message_mac_equal(mac, msg + len) || conn->srv->cfg.insecure;
+}
+
 void conn_process(struct conn *conn)
 {
 	while (conn_wants_input(conn)) {
@@ -303,19 +344,35 @@ void conn_process(struct conn *conn)
 		const char *why = NULL;
 		size_t used;
 
-		switch (proto_decode_request(conn->in + conn->in_start, conn->in_len - conn->in_start,
-					     &req, &used, &why)) {
+		const uint8_t *msg = conn->in + conn->in_start;
+		size_t avail = conn->in_len - conn->in_start;
+		size_t mac_size = conn->session ? PROTO_MSG_MAC_SIZE : 0;
+
+		switch (proto_decode_request(msg, avail, &req, &used, &why)) {
 		case PROTO_NEED_MORE:
-			conn->in_need = used;
+			conn->in_need = used ? used + mac_size : 0;
 			return;
 		case PROTO_INVALID:
-			conn_fail(conn, conn->in_len - conn->in_start >= PROTO_HEADER_SIZE ? &req.hdr : NULL,
-				  why);
+			conn_fail(conn, avail >= PROTO_HEADER_SIZE ? &req.hdr : NULL, why);
 			return;
 		case PROTO_COMPLETE:
-			conn->in_start += used;
+			if (avail < used + mac_size) {
+				conn->in_need = used + mac_size;
+				return;
+			}
+			if (conn->session && !message_mac_valid(conn, msg, used)) {
+				log_warn("peer %s: message MAC wrong (injected, replayed or reordered), closing",
+					 conn->peer);
+				conn->srv->mac_failures++;
+				if (conn->ns)
+					conn->ns->stats.errors++;
+				conn->state = CONN_CLOSING;
+				return;
+			}
+			conn->in_start += used + mac_size;
 			conn->in_need = 0;
 			handle(conn, &req);
+			queue_end(conn);
 			break;
 		}
 	}
@@ -355,15 +412,8 @@ void conn_received(struct conn *conn, size_t n)
 
 void conn_send_capacity(struct conn *conn, uint64_t free_pages)
 {
-	struct proto_header hdr = {
-		.magic = NSWAP2L_PROTO_MAGIC,
-		.type = NSWAP2L_MSG_CAPACITY,
-		.free_pages = free_pages,
-	};
-	uint8_t buf[PROTO_HEADER_SIZE];
-
-	proto_encode_header(buf, &hdr);
-	queue(conn, buf, sizeof(buf));
+	queue_header(conn, NSWAP2L_MSG_CAPACITY, 0, 0, 0, 0, NSWAP2L_OK, free_pages);
+	queue_end(conn);
 }
 
 uint64_t conn_ask_eviction(struct conn *conn, uint64_t want)
@@ -387,8 +437,9 @@ uint64_t conn_ask_eviction(struct conn *conn, uint64_t want)
 		for (i = 0; i < n; i++)
 			proto_put_key(payload, i, keys[i]);
 		queue_header(conn, NSWAP2L_MSG_EVICT, 0, first_tag + msg, n, n * PROTO_KEY_SIZE,
-			     NSWAP2L_OK);
+			     NSWAP2L_OK, server_free_pages(srv));
 		queue(conn, payload, n * PROTO_KEY_SIZE);
+		queue_end(conn);
 		conn->evict_unanswered |= 1ull << msg;
 		asked += n;
 	}

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "list.h"
 #include "outq.h"
 #include "proto.h"
@@ -41,6 +42,12 @@ struct conn {
 	struct nswap2l_hello hello;
 	uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE];
 	struct namespace *ns;		/* bound at AUTH */
+	/* after the AUTH reply: every message carries a MAC (nswap2l_proto.h) */
+	bool session;
+	struct auth_session keys;
+	uint64_t rx_seq, tx_seq;
+	struct hmac_sha256 tx_mac;	/* of the message being queued */
+	bool tx_mac_open;
 	/* the eviction round this connection was asked to serve */
 	uint32_t evict_first_tag;
 	uint64_t evict_unanswered;	/* bit i: EVICT tagged first + i */

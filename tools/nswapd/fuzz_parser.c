@@ -37,7 +37,11 @@ static void fuzz_parser_alone(const uint8_t *data, size_t size)
 	}
 }
 
-/* What the peer reads: each message must be whole and well-formed. */
+/* The peer's view of the server's messages: in a session since its AUTH reply. */
+static bool peer_session;
+static uint64_t peer_rx_seq;
+
+/* What the peer reads: each message must be whole, well-formed and MACed. */
 static void drain_output(struct conn *conn)
 {
 	static uint8_t stream[CONN_OUTPUT_HIGH + PROTO_MAX_MESSAGE];
@@ -68,6 +72,20 @@ static void drain_output(struct conn *conn)
 			FUZZ_ASSERT(hdr.length == hdr.count * PROTO_PAGE_SIZE);
 		if (hdr.type == NSWAP2L_MSG_EVICT)
 			FUZZ_ASSERT(hdr.tag && hdr.count && hdr.length == hdr.count * PROTO_KEY_SIZE);
+		if (peer_session) {
+			uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
+			struct hmac_sha256 ctx;
+			size_t size = PROTO_HEADER_SIZE + hdr.length;
+
+			FUZZ_ASSERT(len - pos >= size + sizeof(mac));
+			auth_message_begin(&ctx, conn->keys.s2c, peer_rx_seq++);
+			hmac_sha256_update(&ctx, stream + pos, size);
+			auth_message_end(&ctx, mac);
+			FUZZ_ASSERT(auth_message_mac_equal(mac, stream + pos + size));
+			pos += sizeof(mac);
+		}
+		if (hdr.type == (NSWAP2L_MSG_AUTH | NSWAP2L_MSG_REPLY) && hdr.status == NSWAP2L_OK)
+			peer_session = true;
 		pos += PROTO_HEADER_SIZE + hdr.length;
 	}
 }
@@ -136,6 +154,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tick(&srv, &avail_pages, 0, 0);
 	conn = conn_open(&srv, "fuzz");
 	FUZZ_ASSERT(conn);
+	peer_session = false;
+	peer_rx_seq = 0;
 	while (size && conn->state != CONN_CLOSING) {
 		size_t room, n;
 		uint8_t *space = conn_read_space(conn, &room);

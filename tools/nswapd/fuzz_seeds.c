@@ -21,6 +21,11 @@ struct seed {
 	size_t len;
 	uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 	uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+	/* after the handshake: each message gets its MAC when the next starts */
+	bool session;
+	struct auth_session keys;
+	uint64_t seq;
+	size_t msg_start;
 };
 
 static void add(struct seed *s, const void *data, size_t len)
@@ -39,6 +44,7 @@ static void config(struct seed *s, uint8_t flags, uint8_t read_size, uint8_t tic
 	uint8_t c[FUZZ_CONFIG_SIZE] = { 0 };
 
 	s->len = 0;
+	s->session = false;
 	c[FUZZ_FLAGS] = flags;
 	c[FUZZ_READ_SIZE] = read_size;
 	c[FUZZ_TICK_EVERY] = tick_every;
@@ -49,6 +55,21 @@ static void config(struct seed *s, uint8_t flags, uint8_t read_size, uint8_t tic
 	add(s, c, sizeof(c));
 }
 
+/* The MAC of the message from s->msg_start to here. */
+static void end_message(struct seed *s)
+{
+	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
+	struct hmac_sha256 ctx;
+
+	if (!s->session || s->msg_start == s->len)
+		return;
+	auth_message_begin(&ctx, s->keys.c2s, s->seq++);
+	hmac_sha256_update(&ctx, s->data + s->msg_start, s->len - s->msg_start);
+	auth_message_end(&ctx, mac);
+	add(s, mac, sizeof(mac));
+	s->msg_start = s->len;
+}
+
 static void header(struct seed *s, uint16_t type, uint32_t tag, uint32_t count, uint32_t length,
 		   uint32_t status)
 {
@@ -56,6 +77,7 @@ static void header(struct seed *s, uint16_t type, uint32_t tag, uint32_t count, 
 				    .count = count, .length = length, .status = status };
 	uint8_t buf[PROTO_HEADER_SIZE];
 
+	end_message(s);
 	proto_encode_header(buf, &hdr);
 	add(s, buf, sizeof(buf));
 }
@@ -80,6 +102,12 @@ static void handshake(struct seed *s, bool keyed, uint64_t caps)
 		auth_client_mac(&key, hello.client_name, hello.client_id, hello.client_nonce, zero_nonce, mac);
 	header(s, NSWAP2L_MSG_AUTH, 2, 0, sizeof(mac), 0);
 	add(s, mac, sizeof(mac));
+	/* an unkeyed server takes any MAC; these are right for a keyed one */
+	auth_session_keys(&key, hello.client_name, hello.client_id, hello.client_nonce,
+			  zero_nonce, &s->keys);
+	s->session = true;
+	s->seq = 0;
+	s->msg_start = s->len;
 }
 
 static void keys(struct seed *s, uint16_t type, uint32_t tag, uint64_t first, uint32_t count)
@@ -102,11 +130,12 @@ static void keys(struct seed *s, uint16_t type, uint32_t tag, uint64_t first, ui
 	}
 }
 
-static void write_seed(const char *dir, const char *name, const struct seed *s)
+static void write_seed(const char *dir, const char *name, struct seed *s)
 {
 	char path[4096];
 	FILE *f;
 
+	end_message(s);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "wb");
 	if (!f || fwrite(s->data, 1, s->len, f) != s->len || fclose(f)) {

@@ -67,12 +67,15 @@ static const char usage_text[] =
 "                        NSWAP_EVICTED_TOTAL = keys freed so far\n"
 "  --verify              serve-evict: GET and check the pages before freeing\n"
 "  --pause SECONDS       raw: wait this long after sending before reading\n"
+"  --mac MODE            raw: the session MAC after each whole message: good\n"
+"                        (default), bad (one bit flipped), none (not sent),\n"
+"                        replay (each message and MAC sent twice)\n"
 "  --verbose             print every message received (raw always does)\n";
 
 enum option_id {
 	OPT_SERVER = 256, OPT_KEY_FILE, OPT_CLIENT, OPT_CLIENT_ID, OPT_SEED, OPT_EVICT, OPT_VERSIONS,
 	OPT_HANDSHAKE, OPT_EXPECT, OPT_TIMEOUT, OPT_WINDOW, OPT_DURATION, OPT_HOLD_UNTIL,
-	OPT_ON_EVICT, OPT_VERIFY, OPT_VERBOSE, OPT_PAUSE, OPT_HELP,
+	OPT_ON_EVICT, OPT_VERIFY, OPT_VERBOSE, OPT_PAUSE, OPT_MAC, OPT_HELP,
 };
 
 static const struct option long_options[] = {
@@ -93,6 +96,7 @@ static const struct option long_options[] = {
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "pause", required_argument, NULL, OPT_PAUSE },
+	{ "mac", required_argument, NULL, OPT_MAC },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -113,6 +117,7 @@ static struct {
 	uint64_t timeout_ms, duration_ms, pause_ms;
 	unsigned int window;
 	const char *hold_until, *on_evict;
+	const char *mac_mode;
 } opt = {
 	.client_name = "default",
 	.seed = 1,
@@ -122,6 +127,7 @@ static struct {
 	.timeout_ms = 10000,
 	.duration_ms = 10000,
 	.window = 16,
+	.mac_mode = "good",
 };
 
 /* A received message. */
@@ -143,6 +149,11 @@ struct client {
 	uint64_t last_free_pages;
 	struct evict_request *evicts, **evicts_tail;
 	struct message msg;
+	/* after the handshake every message carries a MAC, both ways */
+	bool session;
+	struct auth_session keys;
+	uint64_t tx_seq, rx_seq;
+	struct hmac_sha256 tx_mac;	/* of the message being sent */
 };
 
 static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...);
@@ -214,7 +225,7 @@ static bool page_matches(const uint8_t *page, uint64_t key)
 	return !memcmp(page, expected, PROTO_PAGE_SIZE);
 }
 
-static void send_all(struct client *cl, const void *data, size_t len)
+static void send_bytes(struct client *cl, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 
@@ -232,6 +243,25 @@ static void send_all(struct client *cl, const void *data, size_t len)
 	}
 }
 
+/* Part of the message being sent (its header first). */
+static void send_all(struct client *cl, const void *data, size_t len)
+{
+	if (cl->session)
+		hmac_sha256_update(&cl->tx_mac, data, len);
+	send_bytes(cl, data, len);
+}
+
+/* The end of a message: in a session its MAC follows. */
+static void send_end(struct client *cl)
+{
+	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
+
+	if (!cl->session)
+		return;
+	auth_message_end(&cl->tx_mac, mac);
+	send_bytes(cl, mac, sizeof(mac));
+}
+
 static void send_header(struct client *cl, uint16_t type, uint32_t tag, uint32_t count,
 			uint32_t length, uint32_t status)
 {
@@ -241,6 +271,8 @@ static void send_header(struct client *cl, uint16_t type, uint32_t tag, uint32_t
 	};
 	uint8_t buf[PROTO_HEADER_SIZE];
 
+	if (cl->session)
+		auth_message_begin(&cl->tx_mac, cl->keys.c2s, cl->tx_seq++);
 	proto_encode_header(buf, &hdr);
 	send_all(cl, buf, sizeof(buf));
 }
@@ -266,7 +298,7 @@ static int recv_all(struct client *cl, uint8_t *buf, size_t len)
 /* Receives one message into cl->msg; ends the run when the stream ends. */
 static void recv_message(struct client *cl)
 {
-	uint8_t buf[PROTO_HEADER_SIZE];
+	uint8_t buf[PROTO_HEADER_SIZE], mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
 	struct proto_header *hdr = &cl->msg.hdr;
 	int r = recv_all(cl, buf, sizeof(buf));
 
@@ -278,11 +310,26 @@ static void recv_message(struct client *cl)
 			finish("badserver");
 		}
 		r = recv_all(cl, cl->msg.payload, hdr->length);
+		if (r > 0 && cl->session)
+			r = recv_all(cl, mac, sizeof(mac));
 	}
 	if (r == 0)
 		finish("closed");
 	if (r < 0)
 		finish("timeout");
+	if (cl->session) {
+		uint8_t want[NSWAP2L_PROTO_MSG_MAC_SIZE];
+		struct hmac_sha256 ctx;
+
+		auth_message_begin(&ctx, cl->keys.s2c, cl->rx_seq++);
+		hmac_sha256_update(&ctx, buf, sizeof(buf));
+		hmac_sha256_update(&ctx, cl->msg.payload, hdr->length);
+		auth_message_end(&ctx, want);
+		if (!auth_message_mac_equal(want, mac)) {
+			printf("the server's message MAC is wrong\n");
+			finish("badserver");
+		}
+	}
 	if (opt.verbose)
 		printf("recv %s%s tag=%u count=%u length=%u status=%s free_pages=%llu\n",
 	       proto_type_name(hdr->type), hdr->type & NSWAP2L_MSG_REPLY ? "-reply" : "", hdr->tag,
@@ -404,6 +451,9 @@ static void handshake(struct client *cl)
 		printf("the server's key proof is wrong\n");
 		finish("badserver");
 	}
+	auth_session_keys(&opt.key, hello.client_name, hello.client_id, hello.client_nonce,
+			  reply.server_nonce, &cl->keys);
+	cl->session = true;
 }
 
 struct key_list {
@@ -482,6 +532,7 @@ static const char *run_requests(struct client *cl, uint16_t type, const uint64_t
 			f->count = n;
 			send_header(cl, type, f->tag, n, (uint32_t)length, 0);
 			send_all(cl, payload, length);
+			send_end(cl);
 			next += n;
 			messages++;
 			continue;
@@ -536,12 +587,48 @@ static uint8_t *read_file(const char *path, size_t *len)
 	return data;
 }
 
+/*
+ * After the handshake, the messages of a raw file get their MACs as
+ * --mac says; bytes after the last whole message go as they are.
+ */
+static void send_raw(struct client *cl, const uint8_t *data, size_t len)
+{
+	bool mac = cl->session && strcmp(opt.mac_mode, "none");
+	size_t off = 0;
+
+	while (mac && len - off >= PROTO_HEADER_SIZE) {
+		struct proto_header hdr;
+		uint8_t tag[NSWAP2L_PROTO_MSG_MAC_SIZE];
+		struct hmac_sha256 ctx;
+		size_t size;
+
+		proto_decode_header(data + off, &hdr);
+		size = PROTO_HEADER_SIZE + (size_t)hdr.length;
+		if (len - off < size)
+			break;
+		auth_message_begin(&ctx, cl->keys.c2s, cl->tx_seq++);
+		hmac_sha256_update(&ctx, data + off, size);
+		auth_message_end(&ctx, tag);
+		if (!strcmp(opt.mac_mode, "bad"))
+			tag[0] ^= 1;
+		send_bytes(cl, data + off, size);
+		send_bytes(cl, tag, sizeof(tag));
+		/* the same message and MAC again, as someone on the path would */
+		if (!strcmp(opt.mac_mode, "replay")) {
+			send_bytes(cl, data + off, size);
+			send_bytes(cl, tag, sizeof(tag));
+		}
+		off += size;
+	}
+	send_bytes(cl, data + off, len - off);
+}
+
 static void command_raw(struct client *cl, const char *path, bool close_at_once)
 {
 	size_t len;
 	uint8_t *data = read_file(path, &len);
 
-	send_all(cl, data, len);
+	send_raw(cl, data, len);
 	free(data);
 	if (close_at_once) {
 		close(cl->fd);
@@ -584,6 +671,7 @@ static void serve_one_eviction(struct client *cl, struct evict_request *ev, uint
 			printf("evict: --on-evict command failed\n");
 	}
 	send_header(cl, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, ev->tag, ev->count, 0, NSWAP2L_OK);
+	send_end(cl);
 	printf("evict: tag %u answered, %llu keys freed in all\n", ev->tag,
 	       (unsigned long long)*total);
 	fflush(stdout);
@@ -734,6 +822,12 @@ static void parse_options(int argc, char **argv)
 				usage_error("not a number of seconds: %s", optarg);
 			*(c == OPT_TIMEOUT ? &opt.timeout_ms :
 			  c == OPT_DURATION ? &opt.duration_ms : &opt.pause_ms) = v * 1000;
+			break;
+		case OPT_MAC:
+			if (strcmp(optarg, "good") && strcmp(optarg, "bad") && strcmp(optarg, "none") &&
+			    strcmp(optarg, "replay"))
+				usage_error("--mac: good, bad, none or replay");
+			opt.mac_mode = optarg;
 			break;
 		case OPT_WINDOW:
 			if (parse_uint(optarg, 1024, &v) || !v)

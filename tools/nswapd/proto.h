@@ -16,8 +16,9 @@
 #define PROTO_HEADER_SIZE ((uint32_t)sizeof(struct nswap2l_msg_header))
 #define PROTO_KEY_SIZE 8u
 #define PROTO_PAGE_SIZE ((uint32_t)NSWAP2L_PROTO_PAGE_SIZE)
-/* Largest whole message the server ever has to buffer. */
-#define PROTO_MAX_MESSAGE (PROTO_HEADER_SIZE + NSWAP2L_PROTO_MAX_PAYLOAD)
+#define PROTO_MSG_MAC_SIZE ((uint32_t)NSWAP2L_PROTO_MSG_MAC_SIZE)
+/* Largest whole message the server ever has to buffer, with its MAC. */
+#define PROTO_MAX_MESSAGE (PROTO_HEADER_SIZE + NSWAP2L_PROTO_MAX_PAYLOAD + PROTO_MSG_MAC_SIZE)
 
 /* A message header in host byte order. */
 struct proto_header {

@@ -74,6 +74,7 @@ struct server {
 	bool warned_no_evict;		/* said that no client takes EVICT */
 	uint32_t next_evict_tag;
 	uint64_t protocol_errors, auth_failures;
+	uint64_t mac_failures;		/* messages whose session MAC was wrong */
 };
 
 void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms);

@@ -55,7 +55,7 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 	    render_line(out, "server listen=%s pid=%d uptime_s=%llu max_pages=%s limit_pages=%llu "
 			"held_pages=%llu free_pages=%llu mem_available=%s cgroup_headroom=%s "
 			"reserve=%llu connections=%u namespaces=%u protocol_errors=%llu "
-			"auth_failures=%llu evict_pending=%llu locked=%s",
+			"auth_failures=%llu mac_failures=%llu evict_pending=%llu locked=%s",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -67,6 +67,7 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			(unsigned long long)srv->cfg.reserve_bytes, srv->conn_count, namespaces,
 			(unsigned long long)srv->protocol_errors,
 			(unsigned long long)srv->auth_failures,
+			(unsigned long long)srv->mac_failures,
 			(unsigned long long)srv->evict_pending,
 			srv->pool.lock_frames ? "yes" : "no"))
 		return -1;
@@ -196,6 +197,7 @@ static void print_human_server(const struct record *rec)
 	printf("  connections:      %s\n", field(rec, "connections"));
 	printf("  protocol errors:  %s\n", field(rec, "protocol_errors"));
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
+	printf("  MAC failures:     %s\n", field(rec, "mac_failures"));
 	printf("  eviction pending: %s pages asked, not yet answered\n", field(rec, "evict_pending"));
 	printf("namespaces: %s\n", field(rec, "namespaces"));
 	if (strcmp(field(rec, "namespaces"), "0"))

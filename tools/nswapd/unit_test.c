@@ -577,37 +577,67 @@ static void feed(struct conn *conn, const uint8_t *data, size_t len)
 
 static unsigned int capacity_messages;
 
-/* Takes the first queued message off conn->out; returns its header. */
-static struct proto_header take_any(struct conn *conn, uint8_t *payload)
+/* The test's side of a session: its keys and sequence numbers. */
+static struct {
+	bool on;
+	struct auth_session keys;
+	uint64_t tx_seq, rx_seq;
+} peer;
+
+static void peer_session(const struct auth_key *key, const char *name, const uint8_t *id,
+			 const uint8_t *nonce)
 {
-	struct proto_header hdr = { 0 };
-	uint8_t buf[PROTO_HEADER_SIZE];
+	char padded[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = { 0 };
+
+	memcpy(padded, name, strlen(name));
+	auth_session_keys(key, padded, id, nonce, nonce, &peer.keys);
+	peer.on = true;
+	peer.tx_seq = peer.rx_seq = 0;
+}
+
+/* Copies the next len bytes of conn->out to buf and takes them off. */
+static void take_bytes(struct conn *conn, uint8_t *buf, size_t len)
+{
 	struct iovec iov[64];
-	size_t want, got = 0;
+	size_t got = 0;
 	int n, i;
 
-	if (conn->out.bytes < PROTO_HEADER_SIZE)
-		return hdr;
 	n = outq_iov(&conn->out, iov, 64);
-	for (i = 0; i < n && got < PROTO_HEADER_SIZE; i++) {
-		size_t c = iov[i].iov_len < PROTO_HEADER_SIZE - got ? iov[i].iov_len : PROTO_HEADER_SIZE - got;
+	for (i = 0; i < n && got < len; i++) {
+		size_t c = iov[i].iov_len < len - got ? iov[i].iov_len : len - got;
 
 		memcpy(buf + got, iov[i].iov_base, c);
 		got += c;
 	}
-	outq_consume(&conn->out, PROTO_HEADER_SIZE);
-	proto_decode_header(buf, &hdr);
-	want = hdr.length;
-	got = 0;
-	n = outq_iov(&conn->out, iov, 64);
-	for (i = 0; i < n && got < want; i++) {
-		size_t c = iov[i].iov_len < want - got ? iov[i].iov_len : want - got;
+	CHECK(got == len);
+	outq_consume(&conn->out, len);
+}
 
-		if (payload)
-			memcpy(payload + got, iov[i].iov_base, c);
-		got += c;
+/*
+ * Takes the first queued message off conn->out and checks its MAC in a
+ * session; returns its header.
+ */
+static struct proto_header take_any(struct conn *conn, uint8_t *payload)
+{
+	static uint8_t msg[PROTO_MAX_MESSAGE];
+	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE], want[NSWAP2L_PROTO_MSG_MAC_SIZE];
+	struct proto_header hdr = { 0 };
+	struct hmac_sha256 ctx;
+
+	if (conn->out.bytes < PROTO_HEADER_SIZE)
+		return hdr;
+	take_bytes(conn, msg, PROTO_HEADER_SIZE);
+	proto_decode_header(msg, &hdr);
+	take_bytes(conn, msg + PROTO_HEADER_SIZE, hdr.length);
+	if (payload)
+		memcpy(payload, msg + PROTO_HEADER_SIZE, hdr.length);
+	if (peer.on) {
+		take_bytes(conn, mac, sizeof(mac));
+		auth_message_begin(&ctx, peer.keys.s2c, peer.rx_seq++);
+		hmac_sha256_update(&ctx, msg, PROTO_HEADER_SIZE + hdr.length);
+		auth_message_end(&ctx, want);
+		CHECK(auth_message_mac_equal(mac, want));
 	}
-	outq_consume(&conn->out, want);
 	return hdr;
 }
 
@@ -628,9 +658,20 @@ static void send_msg(struct conn *conn, uint16_t type, uint32_t tag, uint32_t co
 	struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = type, .tag = tag,
 				    .count = count, .length = length, .status = status };
 
+	size_t len = PROTO_HEADER_SIZE + length;
+
 	proto_encode_header(buf, &hdr);
-	memcpy(buf + PROTO_HEADER_SIZE, payload, length);
-	feed(conn, buf, PROTO_HEADER_SIZE + length);
+	if (length)
+		memcpy(buf + PROTO_HEADER_SIZE, payload, length);
+	if (peer.on) {
+		struct hmac_sha256 ctx;
+
+		auth_message_begin(&ctx, peer.keys.c2s, peer.tx_seq++);
+		hmac_sha256_update(&ctx, buf, len);
+		auth_message_end(&ctx, buf + len);
+		len += NSWAP2L_PROTO_MSG_MAC_SIZE;
+	}
+	feed(conn, buf, len);
 }
 
 static void hello_as(struct conn *conn, const char *client, uint64_t caps, uint8_t id_byte)
@@ -648,6 +689,84 @@ static void hello_as(struct conn *conn, const char *client, uint64_t caps, uint8
 static void hello(struct conn *conn, uint64_t caps, uint8_t id_byte)
 {
 	hello_as(conn, "unit", caps, id_byte);
+}
+
+/* A session for (unit, id_byte) up to READY, the test's keys set up. */
+static struct conn *ready_conn(struct server *srv, const struct auth_key *key, uint8_t id_byte)
+{
+	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 0 }, zero[NSWAP2L_PROTO_NONCE_SIZE] = { 0 };
+	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "unit";
+	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE];
+	struct conn *conn = conn_open(srv, "test:mac");
+
+	peer.on = false;
+	id[15] = id_byte;
+	hello(conn, 0, id_byte);
+	take(conn, NULL);
+	auth_client_mac(key, name, id, zero, zero, mac);
+	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, mac, sizeof(mac), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->state == CONN_READY);
+	peer_session(key, name, id, zero);
+	return conn;
+}
+
+/* Session MACs: a wrong, replayed or reordered message closes the connection. */
+static void test_session_macs(struct server *srv, const struct auth_key *key)
+{
+	static uint8_t buf[PROTO_HEADER_SIZE + 8 + NSWAP2L_PROTO_MSG_MAC_SIZE];
+	uint64_t failures = srv->mac_failures;
+	struct hmac_sha256 ctx;
+	struct conn *conn;
+	uint8_t keys[8];
+
+	proto_put_key(keys, 0, 7);
+	/* good MACs: answered, with MACs the test checks in take() */
+	conn = ready_conn(srv, key, 9);
+	send_msg(conn, NSWAP2L_MSG_GET, 1, 1, keys, 8, 0);
+	send_msg(conn, NSWAP2L_MSG_FREE, 2, 1, keys, 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_NOENT);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->state == CONN_READY);
+
+	/* one bit of the MAC flipped */
+	{
+		struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = NSWAP2L_MSG_GET,
+					    .tag = 3, .count = 1, .length = 8 };
+
+		proto_encode_header(buf, &hdr);
+		memcpy(buf + PROTO_HEADER_SIZE, keys, 8);
+		auth_message_begin(&ctx, peer.keys.c2s, peer.tx_seq);
+		hmac_sha256_update(&ctx, buf, PROTO_HEADER_SIZE + 8);
+		auth_message_end(&ctx, buf + PROTO_HEADER_SIZE + 8);
+		buf[PROTO_HEADER_SIZE + 8] ^= 1;
+		feed(conn, buf, sizeof(buf));
+	}
+	CHECK(conn->state == CONN_CLOSING && srv->mac_failures == failures + 1);
+	CHECK(conn->out.bytes == 0);		/* nothing answered */
+	conn_close(conn);
+
+	/* a message replayed: its sequence number is gone */
+	conn = ready_conn(srv, key, 9);
+	send_msg(conn, NSWAP2L_MSG_GET, 4, 1, keys, 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_NOENT);
+	peer.tx_seq--;
+	send_msg(conn, NSWAP2L_MSG_GET, 4, 1, keys, 8, 0);
+	CHECK(conn->state == CONN_CLOSING && srv->mac_failures == failures + 2);
+	conn_close(conn);
+
+	/* reordered: the second message sent first */
+	conn = ready_conn(srv, key, 9);
+	peer.tx_seq = 1;
+	send_msg(conn, NSWAP2L_MSG_GET, 5, 1, keys, 8, 0);
+	CHECK(conn->state == CONN_CLOSING && srv->mac_failures == failures + 3);
+	conn_close(conn);
+
+	/* a MAC of another session (other nonces) proves nothing here */
+	conn = ready_conn(srv, key, 9);
+	peer.keys.c2s[0] ^= 1;
+	send_msg(conn, NSWAP2L_MSG_GET, 6, 1, keys, 8, 0);
+	CHECK(conn->state == CONN_CLOSING && srv->mac_failures == failures + 4);
+	conn_close(conn);
+	peer.on = false;
 }
 
 static void test_session(void)
@@ -718,6 +837,7 @@ static void test_session(void)
 	auth_server_mac(&cfg.keys.shared_key, name, id, zero, zero, mac);
 	CHECK(hdr.status == 0 && hdr.length == 32 && !memcmp(payload, mac, 32));
 	CHECK(conn->state == CONN_READY && hdr.free_pages == 100);
+	peer_session(&cfg.keys.shared_key, name, id, zero);
 
 	/* PUT 64, then GET in the same batch of input sees them */
 	for (i = 0; i < 64; i++) {
@@ -778,6 +898,9 @@ static void test_session(void)
 	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 40, NULL, 0, 0);
 	CHECK(conn->state == CONN_CLOSING);
 	conn_close(conn);
+	peer.on = false;
+
+	test_session_macs(&srv, &cfg.keys.shared_key);
 
 	/* the namespace outlives the connection for the grace period only */
 	srv.now_ms += 1000;

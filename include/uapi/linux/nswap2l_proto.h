@@ -44,6 +44,19 @@
  * (labels without their terminating NUL; client_name as its whole
  * NUL-padded field).  The server proves the key too, so a client never
  * stores pages on, or reads them from, an impostor.
+ *
+ * Session integrity: every message after the AUTH reply, both ways, is
+ * followed by a NSWAP2L_PROTO_MSG_MAC_SIZE-byte MAC (not counted in
+ * header.length), so that nothing can be injected, replayed, reordered or
+ * taken over by someone on the path without the key:
+ *   key(dir)  = HMAC-SHA256(K, label(dir) || client_name || client_id ||
+ *                              client_nonce || server_nonce)
+ *   MAC       = the first 16 bytes of
+ *               HMAC-SHA256(key(dir), le64 seq || header || payload)
+ * label(dir) is "nswap2l-c2s-v2" for the client's messages and
+ * "nswap2l-s2c-v2" for the server's; seq counts the messages of that
+ * direction from 0, the first after the AUTH reply.  A message whose MAC
+ * is wrong closes the connection (the client reconnects and resends).
  */
 #ifndef _UAPI_LINUX_NSWAP2L_PROTO_H
 #define _UAPI_LINUX_NSWAP2L_PROTO_H
@@ -75,6 +88,10 @@
 
 #define NSWAP2L_AUTH_CLIENT_LABEL	"nswap2l-client-v2"
 #define NSWAP2L_AUTH_SERVER_LABEL	"nswap2l-server-v2"
+#define NSWAP2L_SESSION_C2S_LABEL	"nswap2l-c2s-v2"
+#define NSWAP2L_SESSION_S2C_LABEL	"nswap2l-s2c-v2"
+#define NSWAP2L_PROTO_SESSION_KEY_SIZE	32
+#define NSWAP2L_PROTO_MSG_MAC_SIZE	16
 
 /* Largest payload any message may announce: a full PUT. */
 #define NSWAP2L_PROTO_MAX_PAYLOAD \
