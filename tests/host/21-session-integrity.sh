@@ -26,8 +26,8 @@ mac_closes() {
 	log "$1: closed, counted, the daemon still serves"
 }
 
-probe_ok s "${C[@]}" --mac good --expect timeout --timeout 1 raw "$WORK/get" | grep -q "^recv GET-reply" ||
-	fail "a GET with a good MAC is not answered"
+out=$(probe_ok s "${C[@]}" --mac good --expect timeout --timeout 1 raw "$WORK/get")
+grep -q "^recv GET-reply" <<<"$out" || fail "a GET with a good MAC is not answered: $out"
 mac_closes "MAC with one bit flipped" bad 0
 mac_closes "message and MAC replayed" replay 1
 # no MAC: the next message's bytes are taken as the MAC, which is wrong
