@@ -24,6 +24,8 @@
 #define HANDSHAKE_TIMEOUT_MS 10000
 /* EVICT messages in one round (each up to NSWAP2L_PROTO_MAX_KEYS keys). */
 #define EVICT_ROUND_MESSAGES 64
+/* While memory cannot be read, it is said this often. */
+#define MEMORY_UNKNOWN_WARN_MS 60000
 
 struct conn;
 
@@ -70,6 +72,8 @@ struct server {
 	uint64_t evict_pending;		/* keys asked in rounds still going */
 	bool over_limit;		/* holds more than its limit */
 	bool warned_no_evict;		/* said that no client takes EVICT */
+	bool memory_unknown;		/* the last sample could not be read */
+	uint64_t memory_warned_ms;	/* when that was last said */
 	uint32_t next_evict_tag;
 	uint64_t protocol_errors, auth_failures;
 };
