@@ -19,7 +19,7 @@ void server_init(struct server *srv, const struct server_config *cfg, uint64_t n
 {
 	memset(srv, 0, sizeof(*srv));
 	srv->cfg = *cfg;
-	page_pool_init(&srv->pool, cfg->lock_pages);
+	page_pool_init(&srv->pool, cfg->lock_pages, &cfg->hash_key);
 	list_init(&srv->conns);
 	srv->started_ms = now_ms;
 	srv->now_ms = now_ms;

@@ -36,6 +36,7 @@ struct server_config {
 	struct auth_key key;
 	bool insecure;			/* no key: accept any client MAC (testing) */
 	bool lock_pages;
+	struct siphash_key hash_key;	/* of the page tables; random but in tests */
 	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
 };
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of nswapd's parts that need no socket: SHA-256 and HMAC
- * against published vectors, the message parser, the page store, the
+ * Unit tests of nswapd's parts that need no socket: SHA-256, HMAC and
+ * SipHash against published vectors, the message parser, the page store, the
  * output queue, and whole sessions through the connection state machine.
  */
 #include <stdarg.h>
@@ -15,6 +15,7 @@
 #include "proto.h"
 #include "server.h"
 #include "sha256.h"
+#include "siphash.h"
 
 static int failures, checks;
 
@@ -130,6 +131,34 @@ static void test_hmac(void)
 		hmac_sha256_update(&ctx, data, data_len);
 		hmac_sha256_final(&ctx, mac);
 		CHECK(digest_is(mac, strlen(vectors[i].mac) / 2, vectors[i].mac));
+	}
+}
+
+/* the key of the SipHash reference vectors: bytes 00 to 0f */
+static const struct siphash_key test_hash_key = { 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull };
+
+static void test_siphash(void)
+{
+	/* SipHash-2-4 reference vectors (vectors_sip64): message 00 01 .. len-1 */
+	static const struct {
+		size_t len;
+		const char *hash;	/* little-endian */
+	} vectors[] = {
+		{ 0, "310e0edd47db6f72" }, { 1, "fd67dc93c539f874" }, { 7, "37d1018bf50002ab" },
+		{ 8, "6224939a79f5f593" }, { 9, "b0e4a90bdf82009e" }, { 15, "e545be4961ca29a1" },
+		{ 16, "db9bc2577fcc2a3f" }, { 63, "724506eb4c328a95" },
+	};
+	uint8_t msg[64], hash[8];
+	size_t i, j;
+
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	for (i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+		uint64_t h = siphash24(&test_hash_key, msg, vectors[i].len);
+
+		for (j = 0; j < 8; j++)
+			hash[j] = (uint8_t)(h >> (8 * j));
+		CHECK(digest_is(hash, sizeof(hash), vectors[i].hash));
 	}
 }
 
@@ -309,7 +338,7 @@ static void test_store(void)
 	uint64_t k;
 	static uint8_t seen[20032];
 
-	page_pool_init(&pool, false);
+	page_pool_init(&pool, false, &test_hash_key);
 	page_table_init(&table);
 	for (i = 0; i < 4; i++) {
 		keys[i] = 100 + i;
@@ -627,6 +656,7 @@ int main(void)
 	log_setup(LOG_LEVEL_ERROR, false);
 	test_sha256();
 	test_hmac();
+	test_siphash();
 	test_auth();
 	test_parser();
 	test_outq();
