@@ -102,7 +102,7 @@ static void queue_reply(struct conn *conn, const struct proto_header *req, uint3
 /* Protocol violation: log, count, tell the peer if it speaks our protocol, close. */
 static void conn_fail(struct conn *conn, const struct proto_header *hdr, const char *why)
 {
-	log_warn("peer %s: %s, closing", conn->peer, why);
+	log_warn_peer("peer %s: %s, closing", conn->peer, why);
 	conn->srv->protocol_errors++;
 	if (hdr && hdr->magic == NSWAP2L_PROTO_MAGIC)
 		queue_reply(conn, hdr, NSWAP2L_ERR_INVALID, 0);
@@ -126,8 +126,8 @@ static void handle_hello(struct conn *conn, const struct proto_request *req)
 		return;
 	}
 	if (hello->version_min > NSWAP2L_PROTO_VERSION || hello->version_max < NSWAP2L_PROTO_VERSION) {
-		log_warn("peer %s: no common protocol version (client %u..%u, server %u), closing",
-			 conn->peer, hello->version_min, hello->version_max, NSWAP2L_PROTO_VERSION);
+		log_warn_peer("peer %s: no common protocol version (client %u..%u, server %u), closing",
+			      conn->peer, hello->version_min, hello->version_max, NSWAP2L_PROTO_VERSION);
 		queue_reply(conn, &req->hdr, NSWAP2L_ERR_VERSION, 0);
 		conn->state = CONN_CLOSING;
 		return;
@@ -152,8 +152,8 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	auth_client_mac(&cfg->key, conn->hello.client_id, conn->hello.client_nonce,
 			conn->server_nonce, mac);
 	if (!cfg->insecure && !auth_mac_equal(mac, req->mac)) {
-		log_warn("peer %s: authentication failed for client %s (wrong key), closing",
-			 conn->peer, id_hex);
+		log_warn_peer("peer %s: authentication failed for client %s (wrong key), closing",
+			      conn->peer, id_hex);
 		conn->srv->auth_failures++;
 		queue_reply(conn, &req->hdr, NSWAP2L_ERR_AUTH, 0);
 		conn->state = CONN_CLOSING;

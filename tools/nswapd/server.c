@@ -227,8 +227,8 @@ static void close_slow_handshakes(struct server *srv)
 	list_for_each_entry(conn, &srv->conns, link) {
 		if (conn->state >= CONN_READY || srv->now_ms - conn->opened_ms < HANDSHAKE_TIMEOUT_MS)
 			continue;
-		log_warn("peer %s: not authenticated after %d s, closing", conn->peer,
-			 HANDSHAKE_TIMEOUT_MS / 1000);
+		log_warn_peer("peer %s: not authenticated after %d s, closing", conn->peer,
+			      HANDSHAKE_TIMEOUT_MS / 1000);
 		conn->state = CONN_CLOSING;
 	}
 }
@@ -242,6 +242,7 @@ void server_tick(struct server *srv, const struct mem_sample *mem)
 	update_limit(srv);
 	start_evictions(srv);
 	announce_capacity(srv);
+	log_peer_flush();
 }
 
 struct namespace *server_bind_namespace(struct server *srv,

@@ -2,12 +2,13 @@
 /*
  * Unit tests of nswapd's parts that need no socket: SHA-256, HMAC and
  * SipHash against published vectors, the message parser, the page store, the
- * output queue, and whole sessions through the connection state machine.
+ * output queue, the rate limit of peer log lines, and whole sessions through the connection state machine.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "conn.h"
@@ -16,6 +17,7 @@
 #include "server.h"
 #include "sha256.h"
 #include "siphash.h"
+#include "util.h"
 
 static int failures, checks;
 
@@ -651,6 +653,79 @@ static void test_session(void)
 	server_destroy(&srv);
 }
 
+static void test_ratelimit(void)
+{
+	struct ratelimit rl = { .burst = 3, .interval_ms = 100 };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		CHECK(ratelimit_take(&rl, 1000));
+	CHECK(!ratelimit_take(&rl, 1000));
+	CHECK(!ratelimit_take(&rl, 1099));
+	CHECK(ratelimit_take(&rl, 1100));
+	CHECK(!ratelimit_take(&rl, 1150));
+	/* time left over from an interval counts towards the next token */
+	CHECK(ratelimit_take(&rl, 1250));
+	CHECK(!ratelimit_take(&rl, 1299));
+	CHECK(ratelimit_take(&rl, 1300));
+	/* a long quiet time gives back the burst, no more */
+	for (i = 0; i < 3; i++)
+		CHECK(ratelimit_take(&rl, 100000));
+	CHECK(!ratelimit_take(&rl, 100000));
+}
+
+static uint64_t fake_now_ms;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now_ms;
+}
+
+/* Peer warnings go through the bucket and the dropped ones are counted. */
+static void test_log_peer(void)
+{
+	int saved_stderr = dup(STDERR_FILENO);
+	FILE *out = tmpfile();
+	unsigned int i, lines = 0, suppressed_lines = 0;
+	char line[256];
+
+	if (!out || saved_stderr < 0) {
+		CHECK(!"a temporary file for stderr");
+		return;
+	}
+	log_setup(LOG_LEVEL_WARN, false);
+	log_set_clock(fake_clock);
+	fflush(stderr);
+	dup2(fileno(out), STDERR_FILENO);
+	fake_now_ms = 5000;
+	for (i = 0; i < 3 * LOG_PEER_BURST; i++)
+		log_warn_peer("peer test: line %u", i);
+	log_peer_flush();			/* no token yet */
+	fake_now_ms += LOG_PEER_INTERVAL_MS;
+	log_peer_flush();			/* says 20 suppressed */
+	log_warn_peer("peer test: dropped");	/* the flush took the token */
+	fake_now_ms += LOG_PEER_INTERVAL_MS;
+	log_warn_peer("peer test: let through");	/* after "1 ... suppressed" */
+	fflush(stderr);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	log_set_clock(monotonic_ms);
+	log_setup(LOG_LEVEL_ERROR, false);
+
+	rewind(out);
+	while (fgets(line, sizeof(line), out)) {
+		lines++;
+		if (strstr(line, "warn: 20 log lines about peers suppressed"))
+			suppressed_lines++;
+		if (strstr(line, "dropped"))
+			CHECK(!"a line over the limit went out");
+	}
+	fclose(out);
+	/* the burst, 20 suppressed, 1 suppressed, the last line */
+	CHECK(lines == LOG_PEER_BURST + 3);
+	CHECK(suppressed_lines == 1);
+}
+
 int main(void)
 {
 	log_setup(LOG_LEVEL_ERROR, false);
@@ -662,6 +737,8 @@ int main(void)
 	test_outq();
 	test_store();
 	test_session();
+	test_ratelimit();
+	test_log_peer();
 	printf("unit-test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
