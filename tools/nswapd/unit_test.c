@@ -638,6 +638,23 @@ static void test_session(void)
 	CHECK(server_held_pages(&srv) == 24 && conn->ns->stats.evict_returned == 40);
 	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 40, NULL, 0, 0);
 	CHECK(srv.evict_pending == 0 && !conn->ns->evict_conn && conn->state == CONN_READY);
+	/* memory that cannot be read: the limit is what is held, nothing asked back */
+	{
+		struct mem_sample unknown = { .mem_available = MEM_UNKNOWN,
+					      .cgroup_headroom = MEM_UNKNOWN,
+					      .available = MEM_UNKNOWN,
+					      .unknown_why = "cannot read MemAvailable" };
+		static uint8_t put[8 + PROTO_PAGE_SIZE];
+
+		server_tick(&srv, &unknown);
+		CHECK(srv.memory_unknown && srv.limit_pages == 24 && server_free_pages(&srv) == 0);
+		CHECK(srv.evict_pending == 0 && !conn->ns->evict_conn);
+		proto_put_key(put, 0, 3001);
+		send_msg(conn, NSWAP2L_MSG_PUT, 18, 1, put, sizeof(put), 0);
+		CHECK(take(conn, NULL).status == NSWAP2L_ERR_NOSPC);
+		server_tick(&srv, &plenty);
+		CHECK(!srv.memory_unknown && server_free_pages(&srv) > 0);
+	}
 	/* a second answer to the same EVICT is a protocol error */
 	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 40, NULL, 0, 0);
 	CHECK(conn->state == CONN_CLOSING);
