@@ -44,20 +44,15 @@ bool log_enabled(enum log_level level)
 	return level <= log_max_level;
 }
 
-static void log_line(enum log_level level, const char *line)
-{
-	if (log_to_syslog)
-		syslog(syslog_priorities[level], "%s", line);
-	else
-		fprintf(stderr, "%s: %s\n", level_names[level], line);
-}
-
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	char line[1024];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	log_line(level, line);
+	if (log_to_syslog)
+		syslog(syslog_priorities[level], "%s", line);
+	else
+		fprintf(stderr, "%s: %s\n", level_names[level], line);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
