@@ -18,10 +18,17 @@ still_serving() {
 	probe_ok s "${GOOD[@]}" get 0-63 >/dev/null || fail "$1: earlier pages afterwards"
 }
 
+# Warnings about peers are rate-limited (a burst of 10, then one every
+# 0.2 s): a case that looks for its warning waits for room first.
+peer_log_room() {
+	sleep 0.2
+}
+
 # closed_with CASE HANDSHAKE FILE REASON: sending FILE after the handshake
 # (full, hello or none) gets the connection closed, with REASON logged
 closed_with() {
 	local name=$1 handshake=$2 file=$3 reason=$4 out
+	peer_log_room
 	out=$(probe s --key-file "$WORK/k.key" --handshake "$handshake" --timeout 5 \
 		--expect closed raw "$file" 2>&1) || fail "$name: connection not closed: $out"
 	assert_log s "warn: peer 127\.0\.0\.1:[0-9]+: $reason, closing" "$name: no warning '$reason'"
@@ -90,6 +97,7 @@ closed_with "status set" full "$WORK/status" "status set in request"
 header $((MSG_EVICT | MSG_REPLY)) 0 0 0 0 0x4c32574e 77 >"$WORK/evict-reply"
 closed_with "EVICT reply never asked" full "$WORK/evict-reply" "EVICT reply with a tag not asked"
 
+peer_log_room
 probe_ok s --key-file "$WORK/k.key" --versions 3-4 --expect version hello >/dev/null
 assert_log s "no common protocol version"
 still_serving "no common version"

@@ -126,7 +126,7 @@ static void queue_reply(struct conn *conn, const struct proto_header *req, uint3
 /* Protocol violation: log, count, tell the peer if it speaks our protocol, close. */
 static void conn_fail(struct conn *conn, const struct proto_header *hdr, const char *why)
 {
-	log_warn("peer %s: %s, closing", conn->peer, why);
+	log_warn_peer("peer %s: %s, closing", conn->peer, why);
 	conn->srv->protocol_errors++;
 	if (hdr && hdr->magic == NSWAP2L_PROTO_MAGIC)
 		queue_reply(conn, hdr, NSWAP2L_ERR_INVALID, 0);
@@ -151,8 +151,8 @@ static void handle_hello(struct conn *conn, const struct proto_request *req)
 		return;
 	}
 	if (hello->version_min > NSWAP2L_PROTO_VERSION || hello->version_max < NSWAP2L_PROTO_VERSION) {
-		log_warn("peer %s: no common protocol version (client %u..%u, server %u), closing",
-			 conn->peer, hello->version_min, hello->version_max, NSWAP2L_PROTO_VERSION);
+		log_warn_peer("peer %s: no common protocol version (client %u..%u, server %u), closing",
+			      conn->peer, hello->version_min, hello->version_max, NSWAP2L_PROTO_VERSION);
 		queue_reply(conn, &req->hdr, NSWAP2L_ERR_VERSION, 0);
 		conn->state = CONN_CLOSING;
 		return;
@@ -180,8 +180,8 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	if (cfg->insecure) {
 		key = &no_key;
 	} else if (!key) {
-		log_warn("peer %s: authentication failed: no client named %s, closing", conn->peer,
-			 name);
+		log_warn_peer("peer %s: authentication failed: no client named %s, closing",
+			      conn->peer, name);
 		conn->srv->auth_failures++;
 		queue_reply(conn, &req->hdr, NSWAP2L_ERR_AUTH, 0);
 		conn->state = CONN_CLOSING;
@@ -190,7 +190,7 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	auth_client_mac(key, name, conn->hello.client_id, conn->hello.client_nonce,
 			conn->server_nonce, mac);
 	if (!cfg->insecure && !auth_mac_equal(mac, req->mac)) {
-		log_warn("peer %s: authentication failed for client %s (namespace %s): wrong key, closing",
+		log_warn_peer("peer %s: authentication failed for client %s (namespace %s): wrong key, closing",
 			 conn->peer, name, id_hex);
 		conn->srv->auth_failures++;
 		queue_reply(conn, &req->hdr, NSWAP2L_ERR_AUTH, 0);
@@ -361,7 +361,7 @@ void conn_process(struct conn *conn)
 				return;
 			}
 			if (conn->session && !message_mac_valid(conn, msg, used)) {
-				log_warn("peer %s: message MAC wrong (injected, replayed or reordered), closing",
+				log_warn_peer("peer %s: message MAC wrong (injected, replayed or reordered), closing",
 					 conn->peer);
 				conn->srv->mac_failures++;
 				if (conn->ns)

@@ -6,7 +6,8 @@
  *
  *   [0] flags: FUZZ_KEYED (check MACs against fuzz_key; else
  *       --insecure-no-auth), FUZZ_LAZY_READER (the peer reads replies only
- *       when the server holds back: exercises the output backlog)
+ *       when the server holds back: exercises the output backlog),
+ *       FUZZ_MEMORY_FLICKERS (memory cannot be read at every other tick)
  *   [1] bytes per read - 1
  *   [2] reads between ticks - 1 (low 4 bits)
  *   [3] --max in units of 4 pages, 0: none
@@ -34,6 +35,7 @@
 
 #define FUZZ_KEYED 1
 #define FUZZ_LAZY_READER 2
+#define FUZZ_MEMORY_FLICKERS 4
 
 #define FUZZ_RESERVE_PAGES 64
 #define FUZZ_GRACE_MS 1000

@@ -100,7 +100,8 @@ static void check_counts(const struct server *srv)
 	FUZZ_ASSERT(pages == server_held_pages(srv));
 }
 
-static void tick(struct server *srv, int64_t *avail_pages, int8_t step, uint64_t ms)
+static void tick(struct server *srv, int64_t *avail_pages, int8_t step, uint64_t ms,
+		 bool unreadable)
 {
 	struct mem_sample mem = { .cgroup_headroom = MEM_UNKNOWN };
 
@@ -110,7 +111,11 @@ static void tick(struct server *srv, int64_t *avail_pages, int8_t step, uint64_t
 		*avail_pages = 0;
 	mem.mem_available = mem.available = (uint64_t)*avail_pages * PROTO_PAGE_SIZE;
 	server_release_memory(srv);
+	if (unreadable)
+		strcpy(mem.unknown_why, "fuzz: memory unreadable");
 	server_tick(srv, &mem);
+	/* fails closed: no room for new pages */
+	FUZZ_ASSERT(!unreadable || server_free_pages(srv) == 0);
 	check_counts(srv);
 }
 
@@ -151,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	avail_pages = config[FUZZ_AVAIL] | config[FUZZ_AVAIL + 1] << 8;
 
 	server_init(&srv, &cfg, 1000);
-	tick(&srv, &avail_pages, 0, 0);
+	tick(&srv, &avail_pages, 0, 0, false);
 	conn = conn_open(&srv, "fuzz");
 	FUZZ_ASSERT(conn);
 	peer_session = false;
@@ -178,13 +183,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			drain_output(conn);
 		if (++reads % tick_every == 0)
 			tick(&srv, &avail_pages, (int8_t)config[FUZZ_AVAIL_STEP],
-			     100u * config[FUZZ_TICK_MS]);
+			     100u * config[FUZZ_TICK_MS],
+			     (config[FUZZ_FLAGS] & FUZZ_MEMORY_FLICKERS) && reads / tick_every % 2);
 	}
 	drain_output(conn);
 	conn_close(conn);
 	/* after the connection: grace expiry frees the namespace */
 	srv.now_ms += FUZZ_GRACE_MS;
-	tick(&srv, &avail_pages, 0, 0);
+	tick(&srv, &avail_pages, 0, 0, false);
 	FUZZ_ASSERT(!srv.namespaces && server_held_pages(&srv) == 0);
 	server_destroy(&srv);
 	return 0;

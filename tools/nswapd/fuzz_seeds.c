@@ -187,6 +187,15 @@ int main(int argc, char **argv)
 	header(&s, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, 2, 1, 0, NSWAP2L_ERR_NOSPC);
 	write_seed(argv[1], "evict", &s);
 
+	/* memory unreadable at every other tick: new pages get NOSPC then */
+	config(&s, FUZZ_MEMORY_FLICKERS, 15, 0, 1000, 0);
+	handshake(&s, false, 0);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 0, 2);
+	keys(&s, NSWAP2L_MSG_PUT, 11, 0, 2);
+	keys(&s, NSWAP2L_MSG_PUT, 12, 2, 2);
+	keys(&s, NSWAP2L_MSG_GET, 13, 0, 2);
+	write_seed(argv[1], "memory-flickers", &s);
+
 	/* --max of 4 pages: NOSPC */
 	config(&s, 0, 255, 15, 1000, 0);
 	s.data[FUZZ_MAX] = 1;

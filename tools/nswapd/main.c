@@ -40,7 +40,8 @@ static const char usage_text[] =
 "and gives memory back when its machine needs it, by asking clients (EVICT)\n"
 "to move pages elsewhere.  It holds at most\n"
 "    min(--max, held + available - --reserve)\n"
-"pages, available being MemAvailable or the headroom of its memory cgroup.\n"
+"pages, available being MemAvailable or the headroom of its memory cgroup;\n"
+"when those cannot be read it takes no new pages.\n"
 "\n"
 "  --listen ADDR:PORT      numeric IPv4 address and TCP port (0: any free port)\n"
 "  --port-file FILE        write the bound port number to FILE once listening\n"
@@ -65,7 +66,9 @@ static const char usage_text[] =
 "  --peer ADDR:PORT        another nswapd to migrate pages to; accepted, but\n"
 "                          peer migration is not implemented yet\n"
 "  --memavailable-file F   testing: take MemAvailable from F (in /proc/meminfo\n"
-"                          format) instead of /proc/meminfo, and ignore cgroups\n"
+"                          format) instead of /proc/meminfo, and ignore cgroups;\n"
+"                          missing or garbled, it stops new pages as an\n"
+"                          unreadable /proc/meminfo does\n"
 "  --stats                 print the status of a running nswapd and exit\n"
 "  --json                  with --stats: print JSON\n"
 "\n"
@@ -253,21 +256,26 @@ static int stats_main(const struct options *opts)
 	return status;
 }
 
-static void random_nonce(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE])
+/* A failure aborts: a predictable nonce would let a recorded handshake be replayed. */
+static void random_bytes(void *buf, size_t len)
 {
 	size_t got = 0;
 
-	while (got < NSWAP2L_PROTO_NONCE_SIZE) {
-		ssize_t n = getrandom(nonce + got, NSWAP2L_PROTO_NONCE_SIZE - got, 0);
+	while (got < len) {
+		ssize_t n = getrandom((uint8_t *)buf + got, len - got, 0);
 
 		if (n > 0) {
 			got += (size_t)n;
 		} else if (errno != EINTR) {
-			/* a predictable nonce would let a recorded handshake be replayed */
 			log_error("getrandom: %s", strerror(errno));
 			abort();
 		}
 	}
+}
+
+static void random_nonce(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE])
+{
+	random_bytes(nonce, NSWAP2L_PROTO_NONCE_SIZE);
 }
 
 /* Written to a temporary name and renamed, so a reader never sees half of it. */
@@ -355,6 +363,7 @@ int main(int argc, char **argv)
 	cfg.max_pages = opts.have_max ? opts.max_bytes / PROTO_PAGE_SIZE : NO_MAX_PAGES;
 	cfg.reserve_bytes = opts.reserve_bytes;
 	cfg.grace_ms = opts.grace_s * 1000;
+	random_bytes(&cfg.hash_key, sizeof(cfg.hash_key));
 	log_setup(opts.log_level, false);
 	memwatch_setup(opts.memavailable_file);
 

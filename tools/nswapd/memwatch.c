@@ -10,6 +10,12 @@
  * A cgroup's working set is its usage less its inactive file cache, which
  * the kernel can drop at once; a limit of "max" or beyond 2^60 (v1's
  * "unlimited") is no limit.  The tightest ancestor decides.
+ *
+ * A cgroup without a limit file is the root: no limit.  Every other failure
+ * (EMFILE, EACCES, a file without its number, MemAvailable missing) makes
+ * the sample unknown, and the server then takes no new pages: a limit
+ * that silently stops applying is what a peer exhausting our file
+ * descriptors would want.
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
 #include "memwatch.h"
 
 #define CGROUP_V2_ROOT "/sys/fs/cgroup"
@@ -32,17 +37,30 @@ void memwatch_setup(const char *memavailable_file)
 	override_file = memavailable_file;
 }
 
-/* Finds "name <number> [kB]" in a file of such lines; returns bytes. */
-static uint64_t read_field(const char *path, const char *name)
+/*
+ * Notes why the sample is unknown (the first reason is enough); err is a
+ * negative errno, -EINVAL when the file holds no number where one should be;
+ * a very long path is cut short.  Returns false.
+ */
+static bool unreadable(struct mem_sample *sample, const char *what, int err)
+{
+	if (!sample->unknown_why[0])
+		snprintf(sample->unknown_why, sizeof(sample->unknown_why), "cannot read %.128s: %s",
+			 what, err == -EINVAL ? "no number where one should be" : strerror(-err));
+	return false;
+}
+
+/* Finds "name <number> [kB]" in a file of such lines: bytes, or -errno. */
+static int read_field(const char *path, const char *name, uint64_t *bytes)
 {
 	size_t name_len = strlen(name);
-	uint64_t value = MEM_UNKNOWN;
+	int err = -EINVAL;
 	char line[256];
 	FILE *f;
 
 	f = fopen(path, "re");
 	if (!f)
-		return MEM_UNKNOWN;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		char *end;
 		unsigned long long v;
@@ -55,15 +73,16 @@ static uint64_t read_field(const char *path, const char *name)
 			break;
 		while (*end == ' ' || *end == '\t')
 			end++;
-		value = strncmp(end, "kB", 2) ? v : v * 1024;
+		*bytes = strncmp(end, "kB", 2) ? v : v * 1024;
+		err = 0;
 		break;
 	}
 	fclose(f);
-	return value;
+	return err;
 }
 
-/* Reads a file holding one number, or "max". */
-static uint64_t read_number(const char *path)
+/* Reads a file holding one number, or "max" (MEM_UNKNOWN); 0 or -errno. */
+static int read_number(const char *path, uint64_t *value)
 {
 	unsigned long long v;
 	char text[64], *end;
@@ -72,17 +91,20 @@ static uint64_t read_number(const char *path)
 
 	f = fopen(path, "re");
 	if (!f)
-		return MEM_UNKNOWN;
+		return -errno;
 	n = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
 	text[n] = '\0';
-	if (!strncmp(text, "max", 3))
-		return MEM_UNKNOWN;
+	if (!strncmp(text, "max", 3)) {
+		*value = MEM_UNKNOWN;
+		return 0;
+	}
 	errno = 0;
 	v = strtoull(text, &end, 10);
 	if (errno || end == text)
-		return MEM_UNKNOWN;
-	return v;
+		return -EINVAL;
+	*value = v;
+	return 0;
 }
 
 struct cgroup_files {
@@ -94,55 +116,68 @@ static const struct cgroup_files cgroup_v1_files = {
 	"memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file",
 };
 
-/* A number from file name in dir: the whole file, or the line of field. */
-static uint64_t read_cgroup_file(const char *dir, const char *name, const char *field)
+/* dir/name in path (PATH_MAX); dir leaves room for any name used here */
+static const char *cgroup_path(char *path, const char *dir, const char *name)
 {
-	char path[PATH_MAX];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
-		return MEM_UNKNOWN;
-	return field ? read_field(path, field) : read_number(path);
+	snprintf(path, PATH_MAX, "%s/%s", dir, name);
+	return path;
 }
 
-/* Headroom of the cgroup in directory dir alone, or MEM_UNKNOWN without a limit. */
-static uint64_t cgroup_dir_headroom(const char *dir, const struct cgroup_files *files)
+/*
+ * Headroom of the cgroup in directory dir alone, MEM_UNKNOWN without a
+ * limit; false when a file could not be read.
+ */
+static bool cgroup_dir_headroom(struct mem_sample *sample, const char *dir,
+				const struct cgroup_files *files, uint64_t *headroom)
 {
-	uint64_t limit, usage, inactive;
+	uint64_t limit, usage, inactive = 0;
+	char path[PATH_MAX];
+	int err;
 
-	limit = read_cgroup_file(dir, files->limit, NULL);
-	if (limit == MEM_UNKNOWN || limit >= UNLIMITED_FROM)
-		return MEM_UNKNOWN;
-	usage = read_cgroup_file(dir, files->usage, NULL);
-	if (usage == MEM_UNKNOWN)
-		return MEM_UNKNOWN;
-	inactive = read_cgroup_file(dir, "memory.stat", files->inactive_file);
-	if (inactive != MEM_UNKNOWN && inactive < usage)
+	*headroom = MEM_UNKNOWN;
+	/* the root cgroup has no limit file */
+	err = read_number(cgroup_path(path, dir, files->limit), &limit);
+	if (err == -ENOENT)
+		return true;
+	if (err)
+		return unreadable(sample, path, err);
+	if (limit >= UNLIMITED_FROM)
+		return true;
+	err = read_number(cgroup_path(path, dir, files->usage), &usage);
+	if (err)
+		return unreadable(sample, path, err);
+	/* without it the headroom only comes out smaller */
+	read_field(cgroup_path(path, dir, "memory.stat"), files->inactive_file, &inactive);
+	if (inactive < usage)
 		usage -= inactive;
-	return limit > usage ? limit - usage : 0;
+	*headroom = limit > usage ? limit - usage : 0;
+	return true;
 }
 
 /* Smallest headroom of the cgroup at root/path and its ancestors up to root. */
-static uint64_t cgroup_tree_headroom(const char *root, const char *path,
-				     const struct cgroup_files *files)
+static bool cgroup_tree_headroom(struct mem_sample *sample, const char *root, const char *path,
+				 const struct cgroup_files *files, uint64_t *headroom)
 {
-	uint64_t headroom = MEM_UNKNOWN;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX - 64];
 	size_t root_len = strlen(root);
 
+	*headroom = MEM_UNKNOWN;
 	if ((size_t)snprintf(dir, sizeof(dir), "%s%s", root, path) >= sizeof(dir))
-		return MEM_UNKNOWN;
+		return unreadable(sample, path, -ENAMETOOLONG);
 	for (;;) {
-		uint64_t h = cgroup_dir_headroom(dir, files);
+		uint64_t h;
 		char *slash;
 
-		if (h < headroom)
-			headroom = h;
+		if (!cgroup_dir_headroom(sample, dir, files, &h))
+			return false;
+		if (h < *headroom)
+			*headroom = h;
 		slash = strrchr(dir, '/');
 		if (!slash || (size_t)(slash - dir) < root_len)
 			break;
 		*slash = '\0';
 	}
-	return headroom;
+	return true;
 }
 
 static bool v1_line_has_memory(const char *controllers, size_t len)
@@ -160,17 +195,19 @@ static bool v1_line_has_memory(const char *controllers, size_t len)
 	return false;
 }
 
-static uint64_t cgroup_headroom(void)
+/* Sets sample->cgroup_headroom; false when it could not be read. */
+static bool cgroup_headroom(struct mem_sample *sample)
 {
-	uint64_t headroom = MEM_UNKNOWN;
 	char line[PATH_MAX + 64];
+	bool known = true;
 	FILE *f;
 
+	sample->cgroup_headroom = MEM_UNKNOWN;
 	f = fopen("/proc/self/cgroup", "re");
 	if (!f)
-		return MEM_UNKNOWN;
+		return errno == ENOENT || unreadable(sample, "/proc/self/cgroup", -errno);
 	/* lines are "hierarchy-id:controllers:path" */
-	while (fgets(line, sizeof(line), f)) {
+	while (known && fgets(line, sizeof(line), f)) {
 		char *controllers = strchr(line, ':'), *path;
 		uint64_t h = MEM_UNKNOWN;
 
@@ -185,28 +222,35 @@ static uint64_t cgroup_headroom(void)
 		if (!strcmp(path, "/"))
 			path = "";
 		if (!strcmp(line, "0") && !*controllers)
-			h = cgroup_tree_headroom(CGROUP_V2_ROOT, path, &cgroup_v2_files);
+			known = cgroup_tree_headroom(sample, CGROUP_V2_ROOT, path, &cgroup_v2_files, &h);
 		else if (v1_line_has_memory(controllers, strlen(controllers)))
-			h = cgroup_tree_headroom(CGROUP_V1_MEMORY_ROOT, path, &cgroup_v1_files);
-		if (h < headroom)
-			headroom = h;
+			known = cgroup_tree_headroom(sample, CGROUP_V1_MEMORY_ROOT, path,
+						     &cgroup_v1_files, &h);
+		if (h < sample->cgroup_headroom)
+			sample->cgroup_headroom = h;
 	}
 	fclose(f);
-	return headroom;
+	return known;
 }
 
 void memwatch_sample(struct mem_sample *sample)
 {
-	static bool warned;
+	char what[PATH_MAX + 32];
+	int err;
 
-	sample->mem_available = read_field(override_file ? override_file : "/proc/meminfo",
-					   "MemAvailable:");
-	sample->cgroup_headroom = override_file ? MEM_UNKNOWN : cgroup_headroom();
-	if (sample->mem_available == MEM_UNKNOWN && !warned) {
-		log_warn("cannot read MemAvailable from %s: memory is limited by --max only",
+	sample->unknown_why[0] = '\0';
+	sample->mem_available = MEM_UNKNOWN;
+	err = read_field(override_file ? override_file : "/proc/meminfo", "MemAvailable:",
+			 &sample->mem_available);
+	if (err) {
+		snprintf(what, sizeof(what), "MemAvailable from %s",
 			 override_file ? override_file : "/proc/meminfo");
-		warned = true;
+		unreadable(sample, what, err);
 	}
+	if (override_file)
+		sample->cgroup_headroom = MEM_UNKNOWN;
+	else
+		cgroup_headroom(sample);
 	sample->available = sample->mem_available < sample->cgroup_headroom ?
 			    sample->mem_available : sample->cgroup_headroom;
 }

@@ -15,9 +15,18 @@ struct mem_sample {
 	uint64_t cgroup_headroom;	/* smallest limit - working set of the
 					   memory cgroups above us, or MEM_UNKNOWN */
 	uint64_t available;		/* the smaller of the two */
+	/*
+	 * Why a source could not be read or parsed, "" when all could: then
+	 * the numbers above say nothing and the server takes no new pages.
+	 */
+	char unknown_why[192];
 };
 
 /*
+ * A missing cgroup file means no limit there; a missing or garbled
+ * MemAvailable, or any other failure to read (EMFILE, EACCES...), means
+ * the sample is unknown.
+ *
  * memavailable_file: NULL for the real sources, or a file in /proc/meminfo
  * format to take MemAvailable from instead, cgroups ignored (for tests).
  */

@@ -5,7 +5,8 @@
  * pages, available being MemAvailable or the headroom of its memory cgroup,
  * whichever is smaller.  Below what it holds, it takes no new pages and
  * asks clients that take EVICT to move pages elsewhere; it never drops a
- * page itself.
+ * page itself.  When memory cannot be read the limit is what it holds: no
+ * new pages, and no eviction on a guess.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ void server_init(struct server *srv, const struct server_config *cfg, uint64_t n
 {
 	memset(srv, 0, sizeof(*srv));
 	srv->cfg = *cfg;
-	page_pool_init(&srv->pool, cfg->lock_pages);
+	page_pool_init(&srv->pool, cfg->lock_pages, &cfg->hash_key);
 	list_init(&srv->conns);
 	srv->started_ms = now_ms;
 	srv->now_ms = now_ms;
@@ -49,6 +50,9 @@ uint64_t server_free_pages(const struct server *srv)
 {
 	uint64_t held = server_held_pages(srv);
 
+	/* limit_pages was what it held at the tick; FREEs since do not make room */
+	if (srv->memory_unknown)
+		return 0;
 	return srv->limit_pages > held ? srv->limit_pages - held : 0;
 }
 
@@ -57,12 +61,30 @@ void server_release_memory(struct server *srv)
 	page_pool_release_free(&srv->pool);
 }
 
+/* Warns when memory cannot be read, again once a minute, and says when it can. */
+static void note_memory_reading(struct server *srv)
+{
+	bool unknown = srv->mem.unknown_why[0];
+
+	if (unknown && (!srv->memory_unknown ||
+			srv->now_ms - srv->memory_warned_ms >= MEMORY_UNKNOWN_WARN_MS)) {
+		log_warn("%s: taking no new pages until memory can be read", srv->mem.unknown_why);
+		srv->memory_warned_ms = srv->now_ms;
+	} else if (!unknown && srv->memory_unknown) {
+		log_info("memory can be read again: taking new pages within the limit");
+	}
+	srv->memory_unknown = unknown;
+}
+
 static void update_limit(struct server *srv)
 {
 	uint64_t held = server_held_pages(srv), limit = srv->cfg.max_pages;
 	uint64_t available = srv->mem.available, reserve = srv->cfg.reserve_bytes;
 
-	if (available != MEM_UNKNOWN) {
+	if (srv->memory_unknown) {
+		if (held < limit)
+			limit = held;
+	} else if (available != MEM_UNKNOWN) {
 		uint64_t adaptive;
 
 		if (available >= reserve) {
@@ -206,8 +228,8 @@ static void close_slow_handshakes(struct server *srv)
 	list_for_each_entry(conn, &srv->conns, link) {
 		if (conn->state >= CONN_READY || srv->now_ms - conn->opened_ms < HANDSHAKE_TIMEOUT_MS)
 			continue;
-		log_warn("peer %s: not authenticated after %d s, closing", conn->peer,
-			 HANDSHAKE_TIMEOUT_MS / 1000);
+		log_warn_peer("peer %s: not authenticated after %d s, closing", conn->peer,
+			      HANDSHAKE_TIMEOUT_MS / 1000);
 		conn->state = CONN_CLOSING;
 	}
 }
@@ -217,9 +239,11 @@ void server_tick(struct server *srv, const struct mem_sample *mem)
 	srv->mem = *mem;
 	close_slow_handshakes(srv);
 	expire_namespaces(srv);
+	note_memory_reading(srv);
 	update_limit(srv);
 	start_evictions(srv);
 	announce_capacity(srv);
+	log_peer_flush();
 }
 
 void server_reload_clients(struct server *srv)

@@ -24,6 +24,8 @@
 #define HANDSHAKE_TIMEOUT_MS 10000
 /* EVICT messages in one round (each up to NSWAP2L_PROTO_MAX_KEYS keys). */
 #define EVICT_ROUND_MESSAGES 64
+/* While memory cannot be read, it is said this often. */
+#define MEMORY_UNKNOWN_WARN_MS 60000
 
 struct conn;
 
@@ -35,6 +37,7 @@ struct server_config {
 	const char *clients_dir;	/* --clients: where SIGHUP reloads keys from */
 	bool insecure;			/* no key: accept any client MAC (testing) */
 	bool lock_pages;
+	struct siphash_key hash_key;	/* of the page tables; random but in tests */
 	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
 };
 
@@ -72,6 +75,8 @@ struct server {
 	uint64_t evict_pending;		/* keys asked in rounds still going */
 	bool over_limit;		/* holds more than its limit */
 	bool warned_no_evict;		/* said that no client takes EVICT */
+	bool memory_unknown;		/* the last sample could not be read */
+	uint64_t memory_warned_ms;	/* when that was last said */
 	uint32_t next_evict_tag;
 	uint64_t protocol_errors, auth_failures;
 	uint64_t mac_failures;		/* messages whose session MAC was wrong */

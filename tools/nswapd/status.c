@@ -55,7 +55,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 	    render_line(out, "server listen=%s pid=%d uptime_s=%llu max_pages=%s limit_pages=%llu "
 			"held_pages=%llu free_pages=%llu mem_available=%s cgroup_headroom=%s "
 			"reserve=%llu connections=%u namespaces=%u protocol_errors=%llu "
-			"auth_failures=%llu mac_failures=%llu evict_pending=%llu locked=%s",
+			"auth_failures=%llu mac_failures=%llu evict_pending=%llu locked=%s "
+			"memory_unknown=%d longest_probe=%zu",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -69,7 +70,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			(unsigned long long)srv->auth_failures,
 			(unsigned long long)srv->mac_failures,
 			(unsigned long long)srv->evict_pending,
-			srv->pool.lock_frames ? "yes" : "no"))
+			srv->pool.lock_frames ? "yes" : "no", srv->memory_unknown,
+			srv->pool.longest_probe))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24];
@@ -193,7 +195,10 @@ static void print_human_server(const struct record *rec)
 	       bytes_or_none(rec, "mem_available", a, sizeof(a)),
 	       bytes_or_none(rec, "cgroup_headroom", b, sizeof(b)),
 	       bytes_or_none(rec, "reserve", c, sizeof(c)));
+	if (!strcmp(field(rec, "memory_unknown"), "1"))
+		printf("  MEMORY UNKNOWN:   cannot read it, taking no new pages (see the log)\n");
 	printf("  pages locked:     %s\n", field(rec, "locked"));
+	printf("  longest probe:    %s slots (page table hash)\n", field(rec, "longest_probe"));
 	printf("  connections:      %s\n", field(rec, "connections"));
 	printf("  protocol errors:  %s\n", field(rec, "protocol_errors"));
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));

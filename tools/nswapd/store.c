@@ -9,7 +9,10 @@
  * no page left is unmapped.  Reusing a freed frame before that is free.
  *
  * The page tables use open addressing with linear probing and backward-shift
- * deletion (no tombstones), grown at 3/4 load and shrunk below 1/8.
+ * deletion (no tombstones), grown at 3/4 load and shrunk below 1/8.  Keys
+ * are hashed with SipHash under the pool's random key: with a public hash,
+ * a client could send keys that all land in one probe run and make every
+ * lookup of every client walk it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,11 +51,13 @@ static unsigned char *frame_data(const struct page_pool *pool, uint32_t frame)
 	return slab->base + (size_t)(frame & (SLAB_FRAMES - 1)) * PROTO_PAGE_SIZE;
 }
 
-void page_pool_init(struct page_pool *pool, bool lock_frames)
+void page_pool_init(struct page_pool *pool, bool lock_frames,
+		    const struct siphash_key *hash_key)
 {
 	memset(pool, 0, sizeof(*pool));
 	list_init(&pool->with_free);
 	pool->lock_frames = lock_frames;
+	pool->hash_key = *hash_key;
 	/* an unknown advice fails before the (empty) range is looked at */
 	if (lock_frames && madvise(NULL, 0, MADV_DONTNEED_LOCKED)) {
 		log_warn("this kernel cannot drop locked memory (no MADV_DONTNEED_LOCKED): "
@@ -70,13 +75,14 @@ static void slab_unmap(struct page_pool *pool, struct slab *slab)
 
 void page_pool_destroy(struct page_pool *pool)
 {
+	struct siphash_key hash_key = pool->hash_key;
 	uint32_t i;
 
 	for (i = 0; i < pool->slab_slots; i++)
 		if (pool->slabs[i])
 			slab_unmap(pool, pool->slabs[i]);
 	free(pool->slabs);
-	page_pool_init(pool, false);
+	page_pool_init(pool, false, &hash_key);
 }
 
 static struct slab *slab_new(struct page_pool *pool)
@@ -196,15 +202,13 @@ void page_pool_release_free(struct page_pool *pool)
 	}
 }
 
-static size_t key_hash(uint64_t key)
+/* The slot where key's probe run starts. */
+static size_t key_home(const struct page_pool *pool, const struct page_table *table, uint64_t key)
 {
-	/* splitmix64 finaliser: sequential keys spread over the table */
-	key ^= key >> 30;
-	key *= 0xbf58476d1ce4e5b9ull;
-	key ^= key >> 27;
-	key *= 0x94d049bb133111ebull;
-	key ^= key >> 31;
-	return (size_t)key;
+	uint8_t bytes[PROTO_KEY_SIZE];
+
+	proto_put_key(bytes, 0, key);
+	return (size_t)siphash24(&pool->hash_key, bytes, sizeof(bytes)) & table->mask;
 }
 
 void page_table_init(struct page_table *table)
@@ -224,13 +228,14 @@ void page_table_destroy(struct page_table *table, struct page_pool *pool)
 	page_table_init(table);
 }
 
-static struct page_entry *table_find(const struct page_table *table, uint64_t key)
+static struct page_entry *table_find(const struct page_pool *pool, const struct page_table *table,
+				     uint64_t key)
 {
 	size_t i;
 
 	if (!table->slots)
 		return NULL;
-	for (i = key_hash(key) & table->mask;; i = (i + 1) & table->mask) {
+	for (i = key_home(pool, table, key);; i = (i + 1) & table->mask) {
 		if (table->slots[i].key == key)
 			return &table->slots[i];
 		if (table->slots[i].key == PAGE_TABLE_EMPTY)
@@ -239,17 +244,20 @@ static struct page_entry *table_find(const struct page_table *table, uint64_t ke
 }
 
 /* Puts an entry whose key is not in the table yet; there must be room. */
-static void table_insert(struct page_table *table, const struct page_entry *entry)
+static void table_insert(struct page_pool *pool, struct page_table *table,
+			 const struct page_entry *entry)
 {
-	size_t i = key_hash(entry->key) & table->mask;
+	size_t i = key_home(pool, table, entry->key), probe = 1;
 
-	while (table->slots[i].key != PAGE_TABLE_EMPTY)
+	for (; table->slots[i].key != PAGE_TABLE_EMPTY; probe++)
 		i = (i + 1) & table->mask;
 	table->slots[i] = *entry;
 	table->used++;
+	if (probe > pool->longest_probe)
+		pool->longest_probe = probe;
 }
 
-static int table_resize(struct page_table *table, size_t slots)
+static int table_resize(struct page_pool *pool, struct page_table *table, size_t slots)
 {
 	struct page_table old = *table;
 	size_t i;
@@ -267,13 +275,13 @@ static int table_resize(struct page_table *table, size_t slots)
 	if (old.slots)
 		for (i = 0; i <= old.mask; i++)
 			if (old.slots[i].key != PAGE_TABLE_EMPTY)
-				table_insert(table, &old.slots[i]);
+				table_insert(pool, table, &old.slots[i]);
 	free(old.slots);
 	return 0;
 }
 
 /* Makes room for extra more entries, keeping the load at most 3/4. */
-static int table_reserve(struct page_table *table, size_t extra)
+static int table_reserve(struct page_pool *pool, struct page_table *table, size_t extra)
 {
 	size_t slots = table->slots ? table->mask + 1 : PAGE_TABLE_MIN_SLOTS;
 
@@ -281,11 +289,12 @@ static int table_reserve(struct page_table *table, size_t extra)
 		slots *= 2;
 	if (table->slots && slots == table->mask + 1)
 		return 0;
-	return table_resize(table, slots);
+	return table_resize(pool, table, slots);
 }
 
 /* Removes an entry, moving later entries of its probe run back into the gap. */
-static void table_remove(struct page_table *table, struct page_entry *entry)
+static void table_remove(const struct page_pool *pool, struct page_table *table,
+			 struct page_entry *entry)
 {
 	size_t gap = (size_t)(entry - table->slots), i = gap;
 
@@ -295,7 +304,7 @@ static void table_remove(struct page_table *table, struct page_entry *entry)
 		i = (i + 1) & table->mask;
 		if (table->slots[i].key == PAGE_TABLE_EMPTY)
 			break;
-		home = key_hash(table->slots[i].key) & table->mask;
+		home = key_home(pool, table, table->slots[i].key);
 		/* the entry may move to gap if gap lies between its home and i */
 		if (((i - home) & table->mask) >= ((i - gap) & table->mask)) {
 			table->slots[gap] = table->slots[i];
@@ -306,7 +315,7 @@ static void table_remove(struct page_table *table, struct page_entry *entry)
 	table->used--;
 }
 
-static void table_shrink_if_sparse(struct page_table *table)
+static void table_shrink_if_sparse(struct page_pool *pool, struct page_table *table)
 {
 	size_t slots = table->mask + 1;
 
@@ -320,7 +329,7 @@ static void table_shrink_if_sparse(struct page_table *table)
 	while (slots > PAGE_TABLE_MIN_SLOTS && table->used * 4 < slots)
 		slots /= 2;
 	/* a failed shrink leaves the table as it was, which is fine */
-	table_resize(table, slots);
+	table_resize(pool, table, slots);
 }
 
 enum store_status store_put(struct page_pool *pool, struct page_table *table,
@@ -334,9 +343,9 @@ enum store_status store_put(struct page_pool *pool, struct page_table *table,
 		return STORE_NOSPC;
 	/* a key given twice counts twice here: harmless, frames left over go back */
 	for (i = 0; i < count; i++)
-		if (!table_find(table, proto_key(keys, i)))
+		if (!table_find(pool, table, proto_key(keys, i)))
 			new_keys++;
-	if (new_keys > max_new || table_reserve(table, new_keys))
+	if (new_keys > max_new || table_reserve(pool, table, new_keys))
 		return STORE_NOSPC;
 	for (i = 0; i < new_keys; i++) {
 		int64_t frame = frame_alloc(pool);
@@ -351,13 +360,13 @@ enum store_status store_put(struct page_pool *pool, struct page_table *table,
 	/* nothing can fail from here on */
 	for (i = 0; i < count; i++) {
 		uint64_t key = proto_key(keys, i);
-		struct page_entry *entry = table_find(table, key);
+		struct page_entry *entry = table_find(pool, table, key);
 
 		if (!entry) {
 			struct page_entry fresh = { .key = key, .frame = frames[taken++] };
 
-			table_insert(table, &fresh);
-			entry = table_find(table, key);
+			table_insert(pool, table, &fresh);
+			entry = table_find(pool, table, key);
 		}
 		memcpy(frame_data(pool, entry->frame), pages + (size_t)i * PROTO_PAGE_SIZE,
 		       PROTO_PAGE_SIZE);
@@ -373,7 +382,7 @@ enum store_status store_get(const struct page_pool *pool, const struct page_tabl
 	uint32_t i;
 
 	for (i = 0; i < count; i++) {
-		const struct page_entry *entry = table_find(table, proto_key(keys, i));
+		const struct page_entry *entry = table_find(pool, table, proto_key(keys, i));
 
 		if (!entry)
 			return STORE_NOENT;
@@ -389,18 +398,18 @@ uint32_t store_free(struct page_pool *pool, struct page_table *table,
 
 	*were_asked = 0;
 	for (i = 0; i < count; i++) {
-		struct page_entry *entry = table_find(table, proto_key(keys, i));
+		struct page_entry *entry = table_find(pool, table, proto_key(keys, i));
 
 		if (!entry)
 			continue;
 		if (entry->flags & PAGE_ASKED)
 			(*were_asked)++;
 		frame_free(pool, entry->frame);
-		table_remove(table, entry);
+		table_remove(pool, table, entry);
 		freed++;
 	}
 	if (freed)
-		table_shrink_if_sparse(table);
+		table_shrink_if_sparse(pool, table);
 	return freed;
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "list.h"
+#include "siphash.h"
 
 #define SLAB_FRAMES 512			/* 2 MiB slabs */
 
@@ -22,6 +23,8 @@ struct page_pool {
 	struct list_head with_free;	/* slabs that have free frames */
 	uint64_t frames_used;		/* frames holding a page */
 	bool lock_frames;		/* slabs are mlock'ed (on fault) */
+	struct siphash_key hash_key;	/* of every page table's hash */
+	size_t longest_probe;		/* slots an insertion looked at, at most */
 };
 
 #define PAGE_ASKED 1u			/* named in an EVICT */
@@ -45,7 +48,12 @@ enum store_status {
 	STORE_NOENT,
 };
 
-void page_pool_init(struct page_pool *pool, bool lock_frames);
+/*
+ * hash_key keys the hash of the page tables: random in the server, so that
+ * clients cannot choose keys that collide (fixed in tests).
+ */
+void page_pool_init(struct page_pool *pool, bool lock_frames,
+		    const struct siphash_key *hash_key);
 void page_pool_destroy(struct page_pool *pool);
 /* Gives the memory of freed frames back to the system. */
 void page_pool_release_free(struct page_pool *pool);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of nswapd's parts that need no socket: SHA-256 and HMAC
- * against published vectors, the message parser, the page store, the
- * output queue, and whole sessions through the connection state machine.
+ * Unit tests of nswapd's parts that need no socket: SHA-256, HMAC and
+ * SipHash against published vectors, the message parser, the page store, the
+ * output queue, the rate limit of peer log lines, and whole sessions through the connection state machine.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +16,8 @@
 #include "proto.h"
 #include "server.h"
 #include "sha256.h"
+#include "siphash.h"
+#include "util.h"
 
 static int failures, checks;
 
@@ -211,6 +213,34 @@ static void test_sha256_paths(void)
 		CHECK(!memcmp(got, want, sizeof(want)));
 		hmac_once(key, key_len, p, len, got);
 		CHECK(!memcmp(got, want_mac, sizeof(want_mac)));
+	}
+}
+
+/* the key of the SipHash reference vectors: bytes 00 to 0f */
+static const struct siphash_key test_hash_key = { 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull };
+
+static void test_siphash(void)
+{
+	/* SipHash-2-4 reference vectors (vectors_sip64): message 00 01 .. len-1 */
+	static const struct {
+		size_t len;
+		const char *hash;	/* little-endian */
+	} vectors[] = {
+		{ 0, "310e0edd47db6f72" }, { 1, "fd67dc93c539f874" }, { 7, "37d1018bf50002ab" },
+		{ 8, "6224939a79f5f593" }, { 9, "b0e4a90bdf82009e" }, { 15, "e545be4961ca29a1" },
+		{ 16, "db9bc2577fcc2a3f" }, { 63, "724506eb4c328a95" },
+	};
+	uint8_t msg[64], hash[8];
+	size_t i, j;
+
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	for (i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+		uint64_t h = siphash24(&test_hash_key, msg, vectors[i].len);
+
+		for (j = 0; j < 8; j++)
+			hash[j] = (uint8_t)(h >> (8 * j));
+		CHECK(digest_is(hash, sizeof(hash), vectors[i].hash));
 	}
 }
 
@@ -466,7 +496,7 @@ static void test_store(void)
 	uint64_t k;
 	static uint8_t seen[20032];
 
-	page_pool_init(&pool, false);
+	page_pool_init(&pool, false, &test_hash_key);
 	page_table_init(&table);
 	for (i = 0; i < 4; i++) {
 		keys[i] = 100 + i;
@@ -894,6 +924,23 @@ static void test_session(void)
 	CHECK(server_held_pages(&srv) == 24 && conn->ns->stats.evict_returned == 40);
 	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 40, NULL, 0, 0);
 	CHECK(srv.evict_pending == 0 && !conn->ns->evict_conn && conn->state == CONN_READY);
+	/* memory that cannot be read: the limit is what is held, nothing asked back */
+	{
+		struct mem_sample unknown = { .mem_available = MEM_UNKNOWN,
+					      .cgroup_headroom = MEM_UNKNOWN,
+					      .available = MEM_UNKNOWN,
+					      .unknown_why = "cannot read MemAvailable" };
+		static uint8_t put[8 + PROTO_PAGE_SIZE];
+
+		server_tick(&srv, &unknown);
+		CHECK(srv.memory_unknown && srv.limit_pages == 24 && server_free_pages(&srv) == 0);
+		CHECK(srv.evict_pending == 0 && !conn->ns->evict_conn);
+		proto_put_key(put, 0, 3001);
+		send_msg(conn, NSWAP2L_MSG_PUT, 18, 1, put, sizeof(put), 0);
+		CHECK(take(conn, NULL).status == NSWAP2L_ERR_NOSPC);
+		server_tick(&srv, &plenty);
+		CHECK(!srv.memory_unknown && server_free_pages(&srv) > 0);
+	}
 	/* a second answer to the same EVICT is a protocol error */
 	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 40, NULL, 0, 0);
 	CHECK(conn->state == CONN_CLOSING);
@@ -912,6 +959,79 @@ static void test_session(void)
 	server_destroy(&srv);
 }
 
+static void test_ratelimit(void)
+{
+	struct ratelimit rl = { .burst = 3, .interval_ms = 100 };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		CHECK(ratelimit_take(&rl, 1000));
+	CHECK(!ratelimit_take(&rl, 1000));
+	CHECK(!ratelimit_take(&rl, 1099));
+	CHECK(ratelimit_take(&rl, 1100));
+	CHECK(!ratelimit_take(&rl, 1150));
+	/* time left over from an interval counts towards the next token */
+	CHECK(ratelimit_take(&rl, 1250));
+	CHECK(!ratelimit_take(&rl, 1299));
+	CHECK(ratelimit_take(&rl, 1300));
+	/* a long quiet time gives back the burst, no more */
+	for (i = 0; i < 3; i++)
+		CHECK(ratelimit_take(&rl, 100000));
+	CHECK(!ratelimit_take(&rl, 100000));
+}
+
+static uint64_t fake_now_ms;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now_ms;
+}
+
+/* Peer warnings go through the bucket and the dropped ones are counted. */
+static void test_log_peer(void)
+{
+	int saved_stderr = dup(STDERR_FILENO);
+	FILE *out = tmpfile();
+	unsigned int i, lines = 0, suppressed_lines = 0;
+	char line[256];
+
+	if (!out || saved_stderr < 0) {
+		CHECK(!"a temporary file for stderr");
+		return;
+	}
+	log_setup(LOG_LEVEL_WARN, false);
+	log_set_clock(fake_clock);
+	fflush(stderr);
+	dup2(fileno(out), STDERR_FILENO);
+	fake_now_ms = 5000;
+	for (i = 0; i < 3 * LOG_PEER_BURST; i++)
+		log_warn_peer("peer test: line %u", i);
+	log_peer_flush();			/* no token yet */
+	fake_now_ms += LOG_PEER_INTERVAL_MS;
+	log_peer_flush();			/* says 20 suppressed */
+	log_warn_peer("peer test: dropped");	/* the flush took the token */
+	fake_now_ms += LOG_PEER_INTERVAL_MS;
+	log_warn_peer("peer test: let through");	/* after "1 ... suppressed" */
+	fflush(stderr);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	log_set_clock(monotonic_ms);
+	log_setup(LOG_LEVEL_ERROR, false);
+
+	rewind(out);
+	while (fgets(line, sizeof(line), out)) {
+		lines++;
+		if (strstr(line, "warn: 20 log lines about peers suppressed"))
+			suppressed_lines++;
+		if (strstr(line, "dropped"))
+			CHECK(!"a line over the limit went out");
+	}
+	fclose(out);
+	/* the burst, 20 suppressed, 1 suppressed, the last line */
+	CHECK(lines == LOG_PEER_BURST + 3);
+	CHECK(suppressed_lines == 1);
+}
+
 int main(void)
 {
 	bool sha_ni;
@@ -926,12 +1046,15 @@ int main(void)
 		test_hmac();
 	}
 	test_sha256_paths();
+	test_siphash();
 	test_auth();
 	test_client_names();
 	test_parser();
 	test_outq();
 	test_store();
 	test_session();
+	test_ratelimit();
+	test_log_peer();
 	printf("unit-test: SHA-256 checked %s\n",
 	       sha_ni ? "with SHA-NI and portably" : "portably only (no SHA-NI)");
 	printf("unit-test: %d checks, %d failed\n", checks, failures);
