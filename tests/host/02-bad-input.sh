@@ -94,9 +94,6 @@ assert_log s "no common protocol version"
 still_serving "no common version"
 log "no common version: refused"
 
-# a connection that never authenticates is closed after 10 s
-probe s --handshake none --timeout 15 --expect closed raw "$WORK/truncated" >/dev/null 2>&1 &
-SLOW=$!
 # many connections at once, each sending a piece of garbage
 for i in $(seq 1 20); do
 	probe s --handshake none --timeout 5 --expect closed raw "$WORK/garbage" >/dev/null 2>&1 &
@@ -106,7 +103,14 @@ errors_counted() {
 }
 wait_until 10 errors_counted 35 || fail "protocol errors not counted: $(stat_field s protocol_errors)"
 still_serving "20 garbage connections"
-wait "$SLOW" || fail "idle unauthenticated connection not closed"
+
+# before authentication, a message longer than a handshake closes at once
+closed_with "PUT before HELLO" none "$WORK/truncated" "message too long before authentication"
+
+# a connection that never authenticates is closed after 10 s
+header $MSG_HELLO 0 64 >"$WORK/hello-header"
+probe s --handshake none --timeout 15 --expect closed raw "$WORK/hello-header" >/dev/null 2>&1 ||
+	fail "idle unauthenticated connection not closed"
 assert_log s "not authenticated after 10 s, closing"
 stop_server s
 echo "ok"

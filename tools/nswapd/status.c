@@ -55,7 +55,9 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 	    render_line(out, "server listen=%s pid=%d uptime_s=%llu max_pages=%s limit_pages=%llu "
 			"held_pages=%llu free_pages=%llu mem_available=%s cgroup_headroom=%s "
 			"reserve=%llu connections=%u namespaces=%u protocol_errors=%llu "
-			"auth_failures=%llu evict_pending=%llu locked=%s",
+			"auth_failures=%llu evict_pending=%llu locked=%s max_connections=%u "
+			"connections_refused=%llu connections_replaced=%llu buffer_bytes=%zu "
+			"buffer_budget=%zu",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -68,7 +70,10 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			(unsigned long long)srv->protocol_errors,
 			(unsigned long long)srv->auth_failures,
 			(unsigned long long)srv->evict_pending,
-			srv->pool.lock_frames ? "yes" : "no"))
+			srv->pool.lock_frames ? "yes" : "no", srv->cfg.max_connections,
+			(unsigned long long)srv->conns_refused,
+			(unsigned long long)srv->conns_replaced, srv->buffer_bytes,
+			srv->cfg.buffer_budget))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24];
@@ -191,7 +196,11 @@ static void print_human_server(const struct record *rec)
 	       bytes_or_none(rec, "cgroup_headroom", b, sizeof(b)),
 	       bytes_or_none(rec, "reserve", c, sizeof(c)));
 	printf("  pages locked:     %s\n", field(rec, "locked"));
-	printf("  connections:      %s\n", field(rec, "connections"));
+	printf("  connections:      %s of %s; refused %s, unauthenticated closed for newer %s\n",
+	       field(rec, "connections"), field(rec, "max_connections"),
+	       field(rec, "connections_refused"), field(rec, "connections_replaced"));
+	printf("  buffers:          %s of %s\n", bytes_or_none(rec, "buffer_bytes", a, sizeof(a)),
+	       bytes_or_none(rec, "buffer_budget", b, sizeof(b)));
 	printf("  protocol errors:  %s\n", field(rec, "protocol_errors"));
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
 	printf("  eviction pending: %s pages asked, not yet answered\n", field(rec, "evict_pending"));

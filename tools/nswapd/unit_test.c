@@ -491,7 +491,8 @@ static void test_session(void)
 	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
 	struct server_config cfg = {
 		.max_pages = 100, .reserve_bytes = 0, .grace_ms = 2000, .make_nonce = zero_nonce,
-		.key = { .len = 16 },
+		.key = { .len = 16 }, .max_connections = 4, .max_unauth_per_address = 2,
+		.message_timeout_ms = 30000, .buffer_budget = 64u << 20,
 	};
 	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
 				     .available = 1ull << 40 };
@@ -508,7 +509,7 @@ static void test_session(void)
 	CHECK(srv.limit_pages == 100);
 
 	/* wrong MAC: AUTH reply with status AUTH, then closing */
-	conn = conn_open(&srv, "test:1");
+	conn = conn_open(&srv, "test:1", 0);
 	hello(conn, 0, 1);
 	hdr = take(conn, payload);
 	CHECK(hdr.type == (NSWAP2L_MSG_HELLO | NSWAP2L_MSG_REPLY) && hdr.status == 0 && hdr.length == 48);
@@ -519,7 +520,7 @@ static void test_session(void)
 	conn_close(conn);
 
 	/* version without overlap */
-	conn = conn_open(&srv, "test:2");
+	conn = conn_open(&srv, "test:2", 0);
 	{
 		struct nswap2l_hello h = { .version_min = 2, .version_max = 3 };
 		uint8_t p[sizeof(h)];
@@ -532,7 +533,7 @@ static void test_session(void)
 	conn_close(conn);
 
 	/* a request before AUTH closes */
-	conn = conn_open(&srv, "test:3");
+	conn = conn_open(&srv, "test:3", 0);
 	keys[0] = 1;
 	put_keys(payload, keys, 1);
 	send_msg(conn, NSWAP2L_MSG_GET, 1, 1, payload, 8, 0);
@@ -541,7 +542,7 @@ static void test_session(void)
 	conn_close(conn);
 
 	/* good session, takes EVICT */
-	conn = conn_open(&srv, "test:4");
+	conn = conn_open(&srv, "test:4", 0);
 	hello(conn, NSWAP2L_CAP_EVICT, 1);
 	take(conn, NULL);
 	id[15] = 1;
