@@ -59,7 +59,7 @@ struct loop {
 	struct list_head endpoints;
 	struct list_head closed;	/* freed after the events fetched with them */
 	bool accept_paused;		/* until the next tick */
-	bool accept_failing;		/* since the last accepted connection */
+	uint64_t accept_warned_ms;	/* when accept last failed with a warning */
 	bool stop;
 };
 
@@ -253,14 +253,17 @@ static struct endpoint *endpoint_of(struct loop *loop, const struct conn *conn)
 
 /*
  * Out of file descriptors: try again at the next tick rather than spin on
- * a listener that stays readable, and say so once, not at every try.
+ * a listener that stays readable, and say so now and then, not at every try.
  */
 static void pause_accepting(struct loop *loop)
 {
-	if (!loop->accept_failing)
+	uint64_t now = loop->srv->now_ms;
+
+	if (!loop->accept_warned_ms || now - loop->accept_warned_ms >= LIMITS_LOG_INTERVAL_MS) {
 		log_warn("cannot accept connections: %s; trying again every %d ms",
 			 strerror(errno), NET_TICK_MS);
-	loop->accept_failing = true;
+		loop->accept_warned_ms = now;
+	}
 	loop->accept_paused = true;
 	watch(loop, &loop->listener, 0);
 }
@@ -286,10 +289,6 @@ static void accept_clients(struct loop *loop)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			return;
-		}
-		if (loop->accept_failing) {
-			log_info("accepting connections again");
-			loop->accept_failing = false;
 		}
 		snprintf(peer, sizeof(peer), "%s:%u", inet_ntoa(addr.sin_addr), ntohs(addr.sin_port));
 		/* refusals are many under attack: the tick logs their sum */

@@ -22,7 +22,7 @@
 #define EVICT_BACKOFF_MS 5000
 /* A connection must have authenticated this long after it opened. */
 #define HANDSHAKE_TIMEOUT_MS 10000
-/* Refused and replaced connections are logged as a sum at most this often. */
+/* Refused and replaced connections, failing accepts: logged at most this often. */
 #define LIMITS_LOG_INTERVAL_MS 10000
 /* EVICT messages in one round (each up to NSWAP2L_PROTO_MAX_KEYS keys). */
 #define EVICT_ROUND_MESSAGES 64
@@ -104,9 +104,9 @@ void server_tick(struct server *srv, const struct mem_sample *mem);
 
 /*
  * Whether a new connection from IPv4 address addr (network order) may
- * open.  At a cap, *victim is the oldest connection not authenticated (of
- * that address for the per-address cap), to close first; with none, the
- * new connection is refused.
+ * open.  At a cap, *victim is the oldest connection not authenticated, or
+ * already closing (of that address for the per-address cap), to close
+ * first; with none, the new connection is refused.
  */
 bool server_admit(struct server *srv, uint32_t addr, struct conn **victim);
 
