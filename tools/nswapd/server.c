@@ -229,8 +229,8 @@ static void close_idle(struct server *srv)
 }
 
 /*
- * A message started and never finished holds its buffer.  Time in which
- * the connection was held back by its output does not count: the peer
+ * A message started and never finished holds its buffer.  While the
+ * connection is held back by its output the clock starts over: the peer
  * may be waiting for us to read.
  */
 static void close_half_received(struct server *srv)
