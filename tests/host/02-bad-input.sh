@@ -6,7 +6,8 @@ source "$(dirname "$0")/lib.sh"
 
 make_key k
 make_key wrong
-start_server s --key-file "$WORK/k.key"
+# 20 garbage connections at once, below: none closed for a newer one
+start_server s --key-file "$WORK/k.key" --max-unauth-per-address 32
 GOOD=(--key-file "$WORK/k.key" --client-id 600d)
 probe_ok s "${GOOD[@]}" put 0-63 >/dev/null
 
