@@ -38,6 +38,11 @@ bad_option "bad reserve" --listen 127.0.0.1:0 "${K[@]}" --reserve -1
 bad_option "bad grace" --listen 127.0.0.1:0 "${K[@]}" --grace soon
 bad_option "bad log level" --listen 127.0.0.1:0 "${K[@]}" --log-level loud
 bad_option "bad peer" --listen 127.0.0.1:0 "${K[@]}" --peer somewhere
+bad_option "no connections" --listen 127.0.0.1:0 "${K[@]}" --max-connections 0
+bad_option "no handshakes" --listen 127.0.0.1:0 "${K[@]}" --max-unauth-per-address 0
+bad_option "bad idle timeout" --listen 127.0.0.1:0 "${K[@]}" --idle-timeout -5
+bad_option "no message timeout" --listen 127.0.0.1:0 "${K[@]}" --message-timeout 0
+bad_option "budget below a message" --listen 127.0.0.1:0 "${K[@]}" --buffer-budget 64K
 bad_option "--json without --stats" --json
 bad_option "stray argument" --listen 127.0.0.1:0 "${K[@]}" extra
 

@@ -9,7 +9,7 @@ BURST=10 INTERVAL_MS=200 ATTACKS=200
 
 make_key k
 make_key wrong
-start_server s --key-file "$WORK/k.key"
+start_server s --key-file "$WORK/k.key" --max-unauth-per-address 256
 probe_ok s --key-file "$WORK/k.key" --client-id 10 put 0-63 >/dev/null
 
 auth_warnings() {

@@ -13,25 +13,26 @@
 #include "log.h"
 #include "server.h"
 
-/* Enough for any handshake message and a few small requests. */
-#define CONN_INPUT_INITIAL (64 * 1024)
-
-struct conn *conn_open(struct server *srv, const char *peer)
+struct conn *conn_open(struct server *srv, const char *peer, uint32_t addr)
 {
 	struct conn *conn = calloc(1, sizeof(*conn));
 
 	if (!conn)
 		return NULL;
-	conn->in = malloc(CONN_INPUT_INITIAL);
+	conn->in = malloc(CONN_INPUT_HANDSHAKE);
 	if (!conn->in) {
 		free(conn);
 		return NULL;
 	}
-	conn->in_cap = CONN_INPUT_INITIAL;
+	conn->in_cap = CONN_INPUT_HANDSHAKE;
+	srv->buffer_bytes += conn->in_cap;
+	conn->out.usage = &srv->buffer_bytes;
 	conn->srv = srv;
 	snprintf(conn->peer, sizeof(conn->peer), "%s", peer);
+	conn->addr = addr;
 	conn->state = CONN_WAIT_HELLO;
 	conn->opened_ms = srv->now_ms;
+	conn->last_input_ms = srv->now_ms;
 	list_add(&conn->link, &srv->conns);
 	srv->conn_count++;
 	return conn;
@@ -48,6 +49,7 @@ void conn_close(struct conn *conn)
 	list_del(&conn->link);
 	srv->conn_count--;
 	outq_clear(&conn->out);
+	srv->buffer_bytes -= conn->in_cap;
 	free(conn->in);
 	free(conn);
 }
@@ -319,9 +321,23 @@ static void handle(struct conn *conn, const struct proto_request *req)
 	}
 }
 
+/*
+ * A connection always gets one reply queued; more while its backlog is
+ * under its share of the buffer budget and the budget is not spent, so
+ * that peers who do not read cannot take more than the budget between
+ * them (plus one reply each).
+ */
 bool conn_wants_input(const struct conn *conn)
 {
-	return conn->state != CONN_CLOSING && conn->out.bytes < CONN_OUTPUT_HIGH;
+	const struct server *srv = conn->srv;
+	size_t share = srv->cfg.buffer_budget / srv->conn_count;
+
+	if (conn->state == CONN_CLOSING)
+		return false;
+	if (!conn->out.bytes)
+		return true;
+	return conn->out.bytes < CONN_OUTPUT_HIGH && conn->out.bytes < share &&
+	       srv->buffer_bytes < srv->cfg.buffer_budget;
 }
 
 /* The MAC after msg[0..len), under this session's key and next sequence number. */
@@ -337,32 +353,45 @@ static bool message_mac_valid(struct conn *conn, const uint8_t *msg, size_t len)
 	return auth_message_mac_equal(mac, msg + len) || conn->srv->cfg.insecure;
 }
 
+/* A message has begun and not all of it is here: its size, and since when. */
+static void wait_for_rest(struct conn *conn, size_t need)
+{
+	conn->in_need = need;
+	if (conn->in_len == conn->in_start)
+		conn->message_started_ms = 0;
+	else if (!conn->message_started_ms)
+		conn->message_started_ms = conn->srv->now_ms;
+}
+
 void conn_process(struct conn *conn)
 {
 	while (conn_wants_input(conn)) {
+		const uint8_t *msg = conn->in + conn->in_start;
+		size_t avail = conn->in_len - conn->in_start;
+		size_t mac_size = conn->session ? PROTO_MSG_MAC_SIZE : 0;
 		struct proto_request req;
 		const char *why = NULL;
 		size_t used;
 
-		const uint8_t *msg = conn->in + conn->in_start;
-		size_t avail = conn->in_len - conn->in_start;
-		size_t mac_size = conn->session ? PROTO_MSG_MAC_SIZE : 0;
-
 		switch (proto_decode_request(msg, avail, &req, &used, &why)) {
 		case PROTO_NEED_MORE:
-			conn->in_need = used ? used + mac_size : 0;
+			if (conn->state != CONN_READY && used > CONN_INPUT_HANDSHAKE) {
+				conn_fail(conn, &req.hdr, "message too long before authentication");
+				return;
+			}
+			wait_for_rest(conn, used ? used + mac_size : 0);
 			return;
 		case PROTO_INVALID:
 			conn_fail(conn, avail >= PROTO_HEADER_SIZE ? &req.hdr : NULL, why);
 			return;
 		case PROTO_COMPLETE:
 			if (avail < used + mac_size) {
-				conn->in_need = used + mac_size;
+				wait_for_rest(conn, used + mac_size);
 				return;
 			}
 			if (conn->session && !message_mac_valid(conn, msg, used)) {
 				log_warn_peer("peer %s: message MAC wrong (injected, replayed or reordered), closing",
-					 conn->peer);
+					      conn->peer);
 				conn->srv->mac_failures++;
 				if (conn->ns)
 					conn->ns->stats.errors++;
@@ -371,11 +400,18 @@ void conn_process(struct conn *conn)
 			}
 			conn->in_start += used + mac_size;
 			conn->in_need = 0;
+			conn->message_started_ms = 0;
 			handle(conn, &req);
 			queue_end(conn);
 			break;
 		}
 	}
+}
+
+/* Authenticated: room for many small requests, or one large one. */
+static size_t wanted_input_cap(const struct conn *conn)
+{
+	return conn->in_need > CONN_INPUT_INITIAL ? PROTO_MAX_MESSAGE : CONN_INPUT_INITIAL;
 }
 
 uint8_t *conn_read_space(struct conn *conn, size_t *room)
@@ -389,16 +425,18 @@ uint8_t *conn_read_space(struct conn *conn, size_t *room)
 		conn->in_start = 0;
 	}
 	/* the header of the first message was checked: now it may need more room */
-	if (conn->in_need > conn->in_cap) {
-		uint8_t *grown = realloc(conn->in, PROTO_MAX_MESSAGE);
+	if (conn->state == CONN_READY && conn->in_cap < wanted_input_cap(conn)) {
+		size_t cap = wanted_input_cap(conn);
+		uint8_t *grown = realloc(conn->in, cap);
 
 		if (!grown) {
 			log_error("peer %s: out of memory for a request, closing", conn->peer);
 			conn->state = CONN_CLOSING;
 			return NULL;
 		}
+		conn->srv->buffer_bytes += cap - conn->in_cap;
 		conn->in = grown;
-		conn->in_cap = PROTO_MAX_MESSAGE;
+		conn->in_cap = cap;
 	}
 	*room = conn->in_cap - conn->in_len;
 	return conn->in + conn->in_len;
@@ -407,6 +445,7 @@ uint8_t *conn_read_space(struct conn *conn, size_t *room)
 void conn_received(struct conn *conn, size_t n)
 {
 	conn->in_len += n;
+	conn->last_input_ms = conn->srv->now_ms;
 	conn_process(conn);
 }
 

@@ -16,8 +16,18 @@
 #include "outq.h"
 #include "proto.h"
 
-/* Past this much unsent output, stop taking requests until it drains. */
+/*
+ * Past this much unsent output, or its share of the buffer budget, stop
+ * taking requests until it drains.
+ */
 #define CONN_OUTPUT_HIGH (4u << 20)
+/*
+ * The input buffer before authentication: a HELLO or an AUTH message, so
+ * that unauthenticated peers cost little.  Afterwards it grows to
+ * CONN_INPUT_INITIAL, and to PROTO_MAX_MESSAGE for a large request.
+ */
+#define CONN_INPUT_HANDSHAKE 512
+#define CONN_INPUT_INITIAL (64 * 1024)
 
 struct server;
 struct namespace;
@@ -33,7 +43,10 @@ struct conn {
 	struct server *srv;
 	struct list_head link;		/* in srv->conns */
 	char peer[64];			/* for log lines */
+	uint32_t addr;			/* IPv4, network order: per-address cap */
 	uint64_t opened_ms;
+	uint64_t last_input_ms;		/* for the idle timeout */
+	uint64_t message_started_ms;	/* of the incomplete first message; 0: none */
 	enum conn_state state;
 	uint8_t *in;			/* received bytes, messages at in_start */
 	size_t in_start, in_len, in_cap;
@@ -56,12 +69,13 @@ struct conn {
 };
 
 /* Returns NULL when out of memory. */
-struct conn *conn_open(struct server *srv, const char *peer);
+struct conn *conn_open(struct server *srv, const char *peer, uint32_t addr);
 void conn_close(struct conn *conn);
 
 /*
  * Where to put received bytes and how many fit; 0 when the connection
- * takes no input now (closing, out of memory, or output backlog).
+ * takes no input now (closing, out of memory, or output backlog).  Its
+ * input buffer and output queue count in srv->buffer_bytes.
  */
 uint8_t *conn_read_space(struct conn *conn, size_t *room);
 /* n bytes were put at conn_read_space(): handle the complete messages. */

@@ -14,7 +14,8 @@
  *   [4..5] available memory in pages, little-endian (the reserve is
  *       FUZZ_RESERVE_PAGES, so below that the server is over its limit)
  *   [6] signed change of available pages at each tick
- *   [7] milliseconds per tick / 100 (grace, handshake and eviction timers)
+ *   [7] milliseconds per tick / 100 (grace, handshake, idle, message and
+ *       eviction timers)
  *
  * Server nonces are all zero, so a seed can carry a valid client MAC, and
  * EVICT tags count up from 1, so a seed can answer them.
@@ -39,6 +40,10 @@
 
 #define FUZZ_RESERVE_PAGES 64
 #define FUZZ_GRACE_MS 1000
+/* in reach of a few long ticks; the budget under CONN_OUTPUT_HIGH, so that it holds back first */
+#define FUZZ_IDLE_TIMEOUT_MS 60000
+#define FUZZ_MESSAGE_TIMEOUT_MS 30000
+#define FUZZ_BUFFER_BUDGET (2u << 20)
 
 static const uint8_t fuzz_key[16] = "fuzz-shared-key!";
 

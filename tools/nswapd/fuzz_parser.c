@@ -125,6 +125,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.max_pages = NO_MAX_PAGES,
 		.reserve_bytes = FUZZ_RESERVE_PAGES * PROTO_PAGE_SIZE,
 		.grace_ms = FUZZ_GRACE_MS,
+		.max_connections = 1,
+		.max_unauth_per_address = 1,
+		.idle_timeout_ms = FUZZ_IDLE_TIMEOUT_MS,
+		.message_timeout_ms = FUZZ_MESSAGE_TIMEOUT_MS,
+		.buffer_budget = FUZZ_BUFFER_BUDGET,
 		.make_nonce = zero_nonce,
 	};
 	const uint8_t *config = data;
@@ -157,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	server_init(&srv, &cfg, 1000);
 	tick(&srv, &avail_pages, 0, 0, false);
-	conn = conn_open(&srv, "fuzz");
+	conn = conn_open(&srv, "fuzz", 0);
 	FUZZ_ASSERT(conn);
 	peer_session = false;
 	peer_rx_seq = 0;
@@ -167,7 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (!room) {
 			/* held back by the output backlog: the peer reads now */
-			FUZZ_ASSERT(conn->out.bytes >= CONN_OUTPUT_HIGH);
+			FUZZ_ASSERT(conn->out.bytes && !conn_wants_input(conn));
 			drain_output(conn);
 			conn_process(conn);
 			continue;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Writes the seed corpus of fuzz_parser into a directory: well-formed
- * sessions (keyed and not, with PUT/GET/FREE, an eviction round answered)
- * and one seed per kind of malformed message, so the fuzzer starts past
- * the handshake.  Layout of an input: fuzz_input.h.
+ * sessions (keyed and not, with PUT/GET/FREE, an eviction round answered,
+ * a peer that does not read, a message sent too slowly) and one seed per
+ * kind of malformed message, so the fuzzer starts past the handshake.
+ * Layout of an input: fuzz_input.h.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -148,6 +149,7 @@ int main(int argc, char **argv)
 {
 	static struct seed s;
 	uint8_t raw[64];
+	uint32_t i;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: fuzz_seeds DIR\n");
@@ -195,6 +197,27 @@ int main(int argc, char **argv)
 	keys(&s, NSWAP2L_MSG_PUT, 12, 2, 2);
 	keys(&s, NSWAP2L_MSG_GET, 13, 0, 2);
 	write_seed(argv[1], "memory-flickers", &s);
+
+	/*
+	 * a peer that does not read: 20 GETs of 32 pages are 2.5 MiB of
+	 * replies, past FUZZ_BUFFER_BUDGET, so the connection is held back
+	 */
+	config(&s, FUZZ_LAZY_READER, 255, 15, 1000, 0);
+	handshake(&s, false, 0);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 0, 32);
+	for (i = 0; i < 20; i++)
+		keys(&s, NSWAP2L_MSG_GET, 11 + i, 0, 32);
+	write_seed(argv[1], "backlog", &s);
+
+	/*
+	 * a byte a read, 200 ms a tick every 16: the handshake is done in 2 s,
+	 * the PUT would take 52 s, past the message timeout
+	 */
+	config(&s, 0, 0, 15, 1000, 0);
+	s.data[FUZZ_TICK_MS] = 2;
+	handshake(&s, false, 0);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 0, 1);
+	write_seed(argv[1], "slow-message", &s);
 
 	/* --max of 4 pages: NOSPC */
 	config(&s, 0, 255, 15, 1000, 0);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,20 @@
 #define DEFAULT_RESERVE (64ull << 20)
 #define DEFAULT_GRACE_S 60
 #define MAX_PEERS 16
+/*
+ * Limits under attack.  256 connections is far more than the clients of
+ * one server and fits the usual 1024 descriptors; 8 handshakes in flight
+ * per address lets a host reconnect all its devices at once; a kernel
+ * client idle for 300 s has missed many heartbeats; 30 s to finish a
+ * message is ages on a LAN; 64 MiB of buffers is 256 clients at 256 KiB.
+ */
+#define DEFAULT_MAX_CONNECTIONS 256
+#define DEFAULT_MAX_UNAUTH_PER_ADDRESS 8
+#define DEFAULT_IDLE_TIMEOUT_S 300
+#define DEFAULT_MESSAGE_TIMEOUT_S 30
+#define DEFAULT_BUFFER_BUDGET (64ull << 20)
+/* Descriptors besides connections: stdio, listeners, epoll, signals, status clients. */
+#define SPARE_FDS 16
 
 static const char usage_text[] =
 "usage: nswapd --listen ADDR:PORT [options]     serve pages\n"
@@ -60,6 +75,23 @@ static const char usage_text[] =
 "                          read and overwrite every client's pages\n"
 "  --grace SECONDS         keep a namespace whose last connection closed for\n"
 "                          this long, then free its pages (default 60)\n"
+"  --max-connections N     at most N client connections (default 256, and\n"
+"                          no more than open files allow); at the cap the\n"
+"                          oldest not yet authenticated is closed for a new\n"
+"                          one, or with none the new one is refused\n"
+"  --max-unauth-per-address N\n"
+"                          at most N connections from one address still\n"
+"                          authenticating; the oldest goes first (default 8)\n"
+"  --idle-timeout SECONDS  close an authenticated connection that sends\n"
+"                          nothing for this long (default 300; 0: never);\n"
+"                          clients send a heartbeat every timeout=/2\n"
+"  --message-timeout SECONDS\n"
+"                          close a connection that started a message and did\n"
+"                          not finish it in this long (default 30)\n"
+"  --buffer-budget SIZE    input buffers and unsent replies of all connections\n"
+"                          together (default 64M); past it, or past its share,\n"
+"                          a connection that does not read its replies is\n"
+"                          not read either\n"
 "  --status-socket PATH    status socket (default " STATUS_DIR "/nswapd-PORT.sock)\n"
 "  --foreground            do not daemonize; log to stderr\n"
 "  --log-level LEVEL       error, warn, info (default) or debug\n"
@@ -78,7 +110,8 @@ static const char usage_text[] =
 enum option_id {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_MAX, OPT_RESERVE, OPT_CLIENTS, OPT_KEY_FILE, OPT_INSECURE,
 	OPT_GRACE, OPT_STATUS_SOCKET, OPT_FOREGROUND, OPT_LOG_LEVEL, OPT_PEER,
-	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_HELP, OPT_VERSION,
+	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_MAX_CONNECTIONS,
+	OPT_MAX_UNAUTH_PER_ADDRESS, OPT_IDLE_TIMEOUT, OPT_MESSAGE_TIMEOUT, OPT_BUFFER_BUDGET,
 };
 
 static const struct option long_options[] = {
@@ -90,6 +123,11 @@ static const struct option long_options[] = {
 	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
 	{ "insecure-no-auth", no_argument, NULL, OPT_INSECURE },
 	{ "grace", required_argument, NULL, OPT_GRACE },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+	{ "max-unauth-per-address", required_argument, NULL, OPT_MAX_UNAUTH_PER_ADDRESS },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "message-timeout", required_argument, NULL, OPT_MESSAGE_TIMEOUT },
+	{ "buffer-budget", required_argument, NULL, OPT_BUFFER_BUDGET },
 	{ "status-socket", required_argument, NULL, OPT_STATUS_SOCKET },
 	{ "foreground", no_argument, NULL, OPT_FOREGROUND },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -105,6 +143,8 @@ static const struct option long_options[] = {
 struct options {
 	const char *listen, *port_file, *clients_dir, *key_file, *status_socket, *memavailable_file;
 	uint64_t max_bytes, reserve_bytes, grace_s;
+	uint64_t max_connections, max_unauth_per_address, idle_timeout_s, message_timeout_s;
+	uint64_t buffer_budget;
 	bool have_max, insecure, foreground, stats, json;
 	enum log_level log_level;
 	unsigned int peer_count;
@@ -141,6 +181,11 @@ static void parse_options(int argc, char **argv, struct options *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->reserve_bytes = DEFAULT_RESERVE;
 	opts->grace_s = DEFAULT_GRACE_S;
+	opts->max_connections = DEFAULT_MAX_CONNECTIONS;
+	opts->max_unauth_per_address = DEFAULT_MAX_UNAUTH_PER_ADDRESS;
+	opts->idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S;
+	opts->message_timeout_s = DEFAULT_MESSAGE_TIMEOUT_S;
+	opts->buffer_budget = DEFAULT_BUFFER_BUDGET;
 	opts->log_level = LOG_LEVEL_INFO;
 	while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
 		switch (c) {
@@ -171,6 +216,29 @@ static void parse_options(int argc, char **argv, struct options *opts)
 		case OPT_GRACE:
 			if (parse_uint(optarg, 365 * 24 * 3600, &opts->grace_s))
 				usage_error("--grace: not a number of seconds: '%s'", optarg);
+			break;
+		case OPT_MAX_CONNECTIONS:
+			if (parse_uint(optarg, 1000000, &opts->max_connections) || !opts->max_connections)
+				usage_error("--max-connections: not a number from 1: '%s'", optarg);
+			break;
+		case OPT_MAX_UNAUTH_PER_ADDRESS:
+			if (parse_uint(optarg, 1000000, &opts->max_unauth_per_address) ||
+			    !opts->max_unauth_per_address)
+				usage_error("--max-unauth-per-address: not a number from 1: '%s'", optarg);
+			break;
+		case OPT_IDLE_TIMEOUT:
+			if (parse_uint(optarg, 365 * 24 * 3600, &opts->idle_timeout_s))
+				usage_error("--idle-timeout: not a number of seconds: '%s'", optarg);
+			break;
+		case OPT_MESSAGE_TIMEOUT:
+			if (parse_uint(optarg, 3600, &opts->message_timeout_s) || !opts->message_timeout_s)
+				usage_error("--message-timeout: not a number of seconds from 1: '%s'",
+					    optarg);
+			break;
+		case OPT_BUFFER_BUDGET:
+			opts->buffer_budget = size_option("buffer-budget", optarg);
+			if (opts->buffer_budget < PROTO_MAX_MESSAGE)
+				usage_error("--buffer-budget: %s is less than one message", optarg);
 			break;
 		case OPT_STATUS_SOCKET:
 			opts->status_socket = optarg;
@@ -278,6 +346,27 @@ static void random_nonce(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE])
 	random_bytes(nonce, NSWAP2L_PROTO_NONCE_SIZE);
 }
 
+/*
+ * Raises the soft limit on open files as far as the connections need and
+ * the hard limit allows; returns how many connections fit.
+ */
+static unsigned int connections_that_fit(unsigned int wanted)
+{
+	struct rlimit files;
+
+	if (getrlimit(RLIMIT_NOFILE, &files))
+		return wanted;
+	if (files.rlim_cur < (rlim_t)wanted + SPARE_FDS && files.rlim_cur < files.rlim_max) {
+		files.rlim_cur = (rlim_t)wanted + SPARE_FDS < files.rlim_max ?
+				 (rlim_t)wanted + SPARE_FDS : files.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &files);
+		getrlimit(RLIMIT_NOFILE, &files);
+	}
+	if (files.rlim_cur >= (rlim_t)wanted + SPARE_FDS)
+		return wanted;
+	return files.rlim_cur > SPARE_FDS ? (unsigned int)(files.rlim_cur - SPARE_FDS) : 1;
+}
+
 /* Written to a temporary name and renamed, so a reader never sees half of it. */
 static int write_port_file(const char *path, unsigned int port)
 {
@@ -330,6 +419,7 @@ int main(int argc, char **argv)
 {
 	struct server_config cfg = { .lock_pages = true, .make_nonce = random_nonce };
 	char err[512], status_path[256], listen_desc[64], max_text[32], reserve_text[32];
+	char budget_text[32];
 	struct sockaddr_in addr;
 	struct options opts;
 	struct server srv;
@@ -364,6 +454,10 @@ int main(int argc, char **argv)
 	cfg.reserve_bytes = opts.reserve_bytes;
 	cfg.grace_ms = opts.grace_s * 1000;
 	random_bytes(&cfg.hash_key, sizeof(cfg.hash_key));
+	cfg.max_unauth_per_address = (unsigned int)opts.max_unauth_per_address;
+	cfg.idle_timeout_ms = opts.idle_timeout_s * 1000;
+	cfg.message_timeout_ms = opts.message_timeout_s * 1000;
+	cfg.buffer_budget = opts.buffer_budget;
 	log_setup(opts.log_level, false);
 	memwatch_setup(opts.memavailable_file);
 
@@ -407,6 +501,15 @@ int main(int argc, char **argv)
 			 clients_dir);
 	else if (cfg.keys.shared)
 		log_info("one key for every client name, from %s", opts.key_file);
+	cfg.max_connections = connections_that_fit((unsigned int)opts.max_connections);
+	if (cfg.max_connections < opts.max_connections)
+		log_warn("open files limited: at most %u connections, not %llu", cfg.max_connections,
+			 (unsigned long long)opts.max_connections);
+	log_info("limits: %u connections, %u authenticating per address, idle timeout %llu s, "
+		 "message timeout %llu s, buffers %s", cfg.max_connections,
+		 cfg.max_unauth_per_address, (unsigned long long)opts.idle_timeout_s,
+		 (unsigned long long)opts.message_timeout_s,
+		 format_bytes(cfg.buffer_budget, budget_text, sizeof(budget_text)));
 	if (opts.peer_count)
 		log_warn("peer migration not implemented yet: ignoring %u --peer", opts.peer_count);
 	if (opts.memavailable_file)

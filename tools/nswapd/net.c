@@ -2,9 +2,9 @@
 /*
  * One thread, level-triggered epoll, non-blocking sockets.  A client
  * socket is polled for input only while its connection takes input (not
- * closing, output backlog under CONN_OUTPUT_HIGH) and for output only
- * while it has some queued, so one slow or hostile client never holds up
- * another.
+ * closing, output backlog under its share: conn_wants_input()) and for
+ * output only while it has some queued, so one slow or hostile client
+ * never holds up another.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -57,7 +57,9 @@ struct loop {
 	const char *listen_desc;
 	struct endpoint listener, status_listener, signals;
 	struct list_head endpoints;
-	bool accept_paused;		/* out of file descriptors */
+	struct list_head closed;	/* freed after the events fetched with them */
+	bool accept_paused;		/* until the next tick */
+	uint64_t accept_warned_ms;	/* when accept last failed with a warning */
 	bool stop;
 };
 
@@ -135,16 +137,32 @@ static int watch_new(struct loop *loop, struct endpoint *ep, uint32_t events)
 	return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, ep->fd, &ev);
 }
 
-static void endpoint_close(struct endpoint *ep)
+/*
+ * An endpoint closed for another one's sake may have events waiting in
+ * the batch being handled: it is freed after the batch, ignored till then.
+ */
+static void endpoint_close(struct loop *loop, struct endpoint *ep)
 {
 	list_del(&ep->link);
 	close(ep->fd);
+	ep->fd = -1;
 	if (ep->conn) {
 		log_debug("peer %s: connection closed", ep->conn->peer);
 		conn_close(ep->conn);
+		ep->conn = NULL;
 	}
 	outq_clear(&ep->out);
-	free(ep);
+	list_add(&ep->link, &loop->closed);
+}
+
+static void free_closed(struct loop *loop)
+{
+	while (!list_empty(&loop->closed)) {
+		struct endpoint *ep = list_first_entry(&loop->closed, struct endpoint, link);
+
+		list_del(&ep->link);
+		free(ep);
+	}
 }
 
 /* Sends what fits; returns false when the socket failed. */
@@ -217,10 +235,37 @@ static void service_client(struct loop *loop, struct endpoint *ep, bool open)
 			break;
 	}
 	if (!open || conn->state == CONN_CLOSING) {
-		endpoint_close(ep);
+		endpoint_close(loop, ep);
 		return;
 	}
 	watch(loop, ep, (conn_wants_input(conn) ? EPOLLIN : 0) | (conn->out.bytes ? EPOLLOUT : 0));
+}
+
+static struct endpoint *endpoint_of(struct loop *loop, const struct conn *conn)
+{
+	struct endpoint *ep;
+
+	list_for_each_entry(ep, &loop->endpoints, link)
+		if (ep->conn == conn)
+			return ep;
+	return NULL;
+}
+
+/*
+ * Out of file descriptors: try again at the next tick rather than spin on
+ * a listener that stays readable, and say so now and then, not at every try.
+ */
+static void pause_accepting(struct loop *loop)
+{
+	uint64_t now = loop->srv->now_ms;
+
+	if (!loop->accept_warned_ms || now - loop->accept_warned_ms >= LIMITS_LOG_INTERVAL_MS) {
+		log_warn("cannot accept connections: %s; trying again every %d ms",
+			 strerror(errno), NET_TICK_MS);
+		loop->accept_warned_ms = now;
+	}
+	loop->accept_paused = true;
+	watch(loop, &loop->listener, 0);
 }
 
 static void accept_clients(struct loop *loop)
@@ -229,31 +274,38 @@ static void accept_clients(struct loop *loop)
 		struct sockaddr_in addr;
 		socklen_t len = sizeof(addr);
 		struct endpoint *ep;
+		struct conn *victim;
 		char peer[64];
 		int fd, one = 1;
 
 		fd = accept4(loop->listener.fd, (struct sockaddr *)&addr, &len,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-				log_warn("cannot accept connections: %s; trying again shortly",
-					 strerror(errno));
-				loop->accept_paused = true;
-				watch(loop, &loop->listener, 0);
-			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-				   errno != ECONNABORTED) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				pause_accepting(loop);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				 errno != ECONNABORTED)
 				log_warn("accept: %s", strerror(errno));
-			}
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			return;
 		}
+		snprintf(peer, sizeof(peer), "%s:%u", inet_ntoa(addr.sin_addr), ntohs(addr.sin_port));
+		/* refusals are many under attack: the tick logs their sum */
+		if (!server_admit(loop->srv, addr.sin_addr.s_addr, &victim)) {
+			log_debug("peer %s: connection limit reached, refused", peer);
+			close(fd);
+			continue;
+		}
+		if (victim) {
+			log_debug("peer %s: closed to make room for %s", victim->peer, peer);
+			endpoint_close(loop, endpoint_of(loop, victim));
+		}
 		/* replies are whole messages queued at once: no Nagle delay */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		snprintf(peer, sizeof(peer), "%s:%u", inet_ntoa(addr.sin_addr), ntohs(addr.sin_port));
 		ep = calloc(1, sizeof(*ep));
 		if (ep)
-			ep->conn = conn_open(loop->srv, peer);
+			ep->conn = conn_open(loop->srv, peer, addr.sin_addr.s_addr);
 		if (!ep || !ep->conn) {
 			log_error("peer %s: out of memory for a connection", peer);
 			free(ep);
@@ -265,7 +317,7 @@ static void accept_clients(struct loop *loop)
 		list_add(&ep->link, &loop->endpoints);
 		if (watch_new(loop, ep, EPOLLIN)) {
 			log_error("epoll_ctl: %s", strerror(errno));
-			endpoint_close(ep);
+			endpoint_close(loop, ep);
 			continue;
 		}
 		log_debug("peer %s: connected", peer);
@@ -290,16 +342,20 @@ static void accept_status_client(struct loop *loop)
 	list_add(&ep->link, &loop->endpoints);
 	if (status_render(loop->srv, loop->listen_desc, &ep->out) ||
 	    !send_queued(fd, &ep->out) || !ep->out.bytes || watch_new(loop, ep, EPOLLOUT))
-		endpoint_close(ep);
+		endpoint_close(loop, ep);
 }
 
-/* After a tick or reload: send what it queued, close what it closed. */
+/*
+ * After a tick or reload: send what it queued (CAPACITY, EVICT), close what
+ * it closed, and read from connections the buffer budget held back, if it
+ * has room again.
+ */
 static void service_queued(struct loop *loop)
 {
 	struct endpoint *ep, *next;
 
 	list_for_each_entry_safe(ep, next, &loop->endpoints, link) {
-		if (ep->kind == EP_CLIENT && (ep->conn->out.bytes || ep->conn->state == CONN_CLOSING))
+		if (ep->kind == EP_CLIENT)
 			service_client(loop, ep, true);
 	}
 }
@@ -325,6 +381,8 @@ static void handle_signal(struct loop *loop)
 
 static void handle_event(struct loop *loop, struct endpoint *ep, uint32_t events)
 {
+	if (ep->fd < 0)
+		return;
 	switch (ep->kind) {
 	case EP_LISTENER:
 		accept_clients(loop);
@@ -340,7 +398,7 @@ static void handle_event(struct loop *loop, struct endpoint *ep, uint32_t events
 		break;
 	case EP_STATUS_CLIENT:
 		if (!send_queued(ep->fd, &ep->out) || !ep->out.bytes)
-			endpoint_close(ep);
+			endpoint_close(loop, ep);
 		break;
 	}
 }
@@ -389,6 +447,7 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 	int status = 0;
 
 	list_init(&loop.endpoints);
+	list_init(&loop.closed);
 	loop.signals.fd = open_signals();
 	loop.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (loop.signals.fd < 0 || loop.epfd < 0 ||
@@ -417,6 +476,7 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 			if (loop.stop)
 				break;
 		}
+		free_closed(&loop);
 		if (srv->now_ms >= next_tick) {
 			tick(&loop);
 			next_tick = srv->now_ms + NET_TICK_MS;
@@ -424,7 +484,8 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 	}
 out:
 	while (!list_empty(&loop.endpoints))
-		endpoint_close(list_first_entry(&loop.endpoints, struct endpoint, link));
+		endpoint_close(&loop, list_first_entry(&loop.endpoints, struct endpoint, link));
+	free_closed(&loop);
 	if (loop.signals.fd >= 0)
 		close(loop.signals.fd);
 	if (loop.epfd >= 0)

@@ -4,7 +4,7 @@
 
 #include "outq.h"
 
-static struct outq_chunk *chunk_new(void)
+static struct outq_chunk *chunk_new(struct outq *q)
 {
 	struct outq_chunk *c = malloc(sizeof(*c));
 
@@ -12,8 +12,17 @@ static struct outq_chunk *chunk_new(void)
 		c->next = NULL;
 		c->start = 0;
 		c->end = 0;
+		if (q->usage)
+			*q->usage += sizeof(*c);
 	}
 	return c;
+}
+
+static void chunk_free(struct outq *q, struct outq_chunk *c)
+{
+	if (q->usage)
+		*q->usage -= sizeof(*c);
+	free(c);
 }
 
 int outq_append(struct outq *q, const void *data, size_t len)
@@ -25,12 +34,12 @@ int outq_append(struct outq *q, const void *data, size_t len)
 
 	/* allocate every chunk first, so that a failure leaves q untouched */
 	for (n = 0; n < rest; n += OUTQ_CHUNK_SIZE) {
-		*link = chunk_new();
+		*link = chunk_new(q);
 		if (!*link) {
 			while (new_chunks) {
 				struct outq_chunk *next = new_chunks->next;
 
-				free(new_chunks);
+				chunk_free(q, new_chunks);
 				new_chunks = next;
 			}
 			return -1;
@@ -94,7 +103,7 @@ void outq_consume(struct outq *q, size_t n)
 			return;
 		}
 		q->head = c->next;
-		free(c);
+		chunk_free(q, c);
 	}
 }
 
@@ -103,7 +112,7 @@ void outq_clear(struct outq *q)
 	while (q->head) {
 		struct outq_chunk *next = q->head->next;
 
-		free(q->head);
+		chunk_free(q, q->head);
 		q->head = next;
 	}
 	q->tail = NULL;

@@ -20,6 +20,7 @@ struct outq_chunk {
 struct outq {
 	struct outq_chunk *head, *tail;
 	size_t bytes;			/* queued, not yet sent */
+	size_t *usage;			/* if set, chunk memory is added up there */
 };
 
 /* Returns 0, or -1 when out of memory (then nothing was queued). */

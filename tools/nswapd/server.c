@@ -234,10 +234,69 @@ static void close_slow_handshakes(struct server *srv)
 	}
 }
 
+/* The kernel client sends a heartbeat when idle: silence means it is gone. */
+static void close_idle(struct server *srv)
+{
+	struct conn *conn;
+
+	if (!srv->cfg.idle_timeout_ms)
+		return;
+	list_for_each_entry(conn, &srv->conns, link) {
+		if (conn->state != CONN_READY ||
+		    srv->now_ms - conn->last_input_ms < srv->cfg.idle_timeout_ms)
+			continue;
+		log_warn("peer %s: nothing received for %llu s, closing", conn->peer,
+			 (unsigned long long)(srv->now_ms - conn->last_input_ms) / 1000);
+		conn->state = CONN_CLOSING;
+	}
+}
+
+/*
+ * A message started and never finished holds its buffer.  While the
+ * connection is held back by its output the clock starts over: the peer
+ * may be waiting for us to read.
+ */
+static void close_half_received(struct server *srv)
+{
+	struct conn *conn;
+
+	list_for_each_entry(conn, &srv->conns, link) {
+		if (!conn->message_started_ms || conn->state == CONN_CLOSING)
+			continue;
+		if (!conn_wants_input(conn)) {
+			conn->message_started_ms = srv->now_ms;
+			continue;
+		}
+		if (srv->now_ms - conn->message_started_ms < srv->cfg.message_timeout_ms)
+			continue;
+		log_warn("peer %s: message not complete after %llu s, closing", conn->peer,
+			 (unsigned long long)(srv->now_ms - conn->message_started_ms) / 1000);
+		conn->state = CONN_CLOSING;
+	}
+}
+
+static void log_limits(struct server *srv)
+{
+	uint64_t count = srv->conns_refused + srv->conns_replaced;
+
+	if (count == srv->limits_logged_count ||
+	    srv->now_ms - srv->limits_logged_ms < LIMITS_LOG_INTERVAL_MS)
+		return;
+	log_warn("connection limits reached: %llu refused, %llu unauthenticated closed for newer "
+		 "ones so far (--max-connections %u, --max-unauth-per-address %u)",
+		 (unsigned long long)srv->conns_refused, (unsigned long long)srv->conns_replaced,
+		 srv->cfg.max_connections, srv->cfg.max_unauth_per_address);
+	srv->limits_logged_count = count;
+	srv->limits_logged_ms = srv->now_ms;
+}
+
 void server_tick(struct server *srv, const struct mem_sample *mem)
 {
 	srv->mem = *mem;
 	close_slow_handshakes(srv);
+	close_idle(srv);
+	close_half_received(srv);
+	log_limits(srv);
 	expire_namespaces(srv);
 	note_memory_reading(srv);
 	update_limit(srv);
@@ -272,6 +331,36 @@ void server_reload_clients(struct server *srv)
 	auth_keyring_free(&srv->cfg.keys);
 	srv->cfg.keys = fresh;
 	log_info("reload: %zu clients from %s", fresh.count, srv->cfg.clients_dir);
+}
+
+bool server_admit(struct server *srv, uint32_t addr, struct conn **victim)
+{
+	struct conn *conn, *oldest = NULL, *oldest_of_addr = NULL;
+	unsigned int unauth_of_addr = 0;
+
+	/* newest first: the last one found is the oldest */
+	list_for_each_entry(conn, &srv->conns, link) {
+		if (conn->state == CONN_READY)
+			continue;
+		oldest = conn;
+		if (conn->addr == addr) {
+			oldest_of_addr = conn;
+			unauth_of_addr++;
+		}
+	}
+	*victim = NULL;
+	if (unauth_of_addr >= srv->cfg.max_unauth_per_address)
+		*victim = oldest_of_addr;
+	else if (srv->conn_count >= srv->cfg.max_connections)
+		*victim = oldest;
+	else
+		return true;
+	if (!*victim) {
+		srv->conns_refused++;
+		return false;
+	}
+	srv->conns_replaced++;
+	return true;
 }
 
 struct namespace *server_bind_namespace(struct server *srv,

@@ -22,6 +22,8 @@
 #define EVICT_BACKOFF_MS 5000
 /* A connection must have authenticated this long after it opened. */
 #define HANDSHAKE_TIMEOUT_MS 10000
+/* Refused and replaced connections, failing accepts: logged at most this often. */
+#define LIMITS_LOG_INTERVAL_MS 10000
 /* EVICT messages in one round (each up to NSWAP2L_PROTO_MAX_KEYS keys). */
 #define EVICT_ROUND_MESSAGES 64
 /* While memory cannot be read, it is said this often. */
@@ -38,6 +40,11 @@ struct server_config {
 	bool insecure;			/* no key: accept any client MAC (testing) */
 	bool lock_pages;
 	struct siphash_key hash_key;	/* of the page tables; random but in tests */
+	unsigned int max_connections;
+	unsigned int max_unauth_per_address;	/* connections not yet authenticated */
+	uint64_t idle_timeout_ms;	/* authenticated and silent; 0: never */
+	uint64_t message_timeout_ms;	/* a message started and not finished */
+	size_t buffer_budget;		/* input buffers and queued replies, all connections */
 	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
 };
 
@@ -80,6 +87,11 @@ struct server {
 	uint32_t next_evict_tag;
 	uint64_t protocol_errors, auth_failures;
 	uint64_t mac_failures;		/* messages whose session MAC was wrong */
+	size_t buffer_bytes;		/* of connections, held against cfg.buffer_budget */
+	uint64_t conns_refused;		/* at a cap with every connection authenticated */
+	uint64_t conns_replaced;	/* unauthenticated, closed for a newer one */
+	uint64_t limits_logged_ms;	/* refusals are logged as a sum, this often */
+	uint64_t limits_logged_count;	/* refused + replaced when last logged */
 };
 
 void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms);
@@ -104,6 +116,14 @@ void server_tick(struct server *srv, const struct mem_sample *mem);
  * failure, logs why and keeps the keyring it had.
  */
 void server_reload_clients(struct server *srv);
+
+/*
+ * Whether a new connection from IPv4 address addr (network order) may
+ * open.  At a cap, *victim is the oldest connection not authenticated, or
+ * already closing (of that address for the per-address cap), to close
+ * first; with none, the new connection is refused.
+ */
+bool server_admit(struct server *srv, uint32_t addr, struct conn **victim);
 
 /*
  * For conn.c: a connection authenticated as / left namespace (client, id);

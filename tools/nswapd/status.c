@@ -56,7 +56,9 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			"held_pages=%llu free_pages=%llu mem_available=%s cgroup_headroom=%s "
 			"reserve=%llu connections=%u namespaces=%u protocol_errors=%llu "
 			"auth_failures=%llu mac_failures=%llu evict_pending=%llu locked=%s "
-			"memory_unknown=%d longest_probe=%zu",
+			"memory_unknown=%d longest_probe=%zu max_connections=%u "
+			"connections_refused=%llu connections_replaced=%llu buffer_bytes=%zu "
+			"buffer_budget=%zu",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -71,7 +73,10 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			(unsigned long long)srv->mac_failures,
 			(unsigned long long)srv->evict_pending,
 			srv->pool.lock_frames ? "yes" : "no", srv->memory_unknown,
-			srv->pool.longest_probe))
+			srv->pool.longest_probe, srv->cfg.max_connections,
+			(unsigned long long)srv->conns_refused,
+			(unsigned long long)srv->conns_replaced, srv->buffer_bytes,
+			srv->cfg.buffer_budget))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24];
@@ -199,7 +204,11 @@ static void print_human_server(const struct record *rec)
 		printf("  MEMORY UNKNOWN:   cannot read it, taking no new pages (see the log)\n");
 	printf("  pages locked:     %s\n", field(rec, "locked"));
 	printf("  longest probe:    %s slots (page table hash)\n", field(rec, "longest_probe"));
-	printf("  connections:      %s\n", field(rec, "connections"));
+	printf("  connections:      %s of %s; refused %s, unauthenticated closed for newer %s\n",
+	       field(rec, "connections"), field(rec, "max_connections"),
+	       field(rec, "connections_refused"), field(rec, "connections_replaced"));
+	printf("  buffers:          %s of %s\n", bytes_or_none(rec, "buffer_bytes", a, sizeof(a)),
+	       bytes_or_none(rec, "buffer_budget", b, sizeof(b)));
 	printf("  protocol errors:  %s\n", field(rec, "protocol_errors"));
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
 	printf("  MAC failures:     %s\n", field(rec, "mac_failures"));

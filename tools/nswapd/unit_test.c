@@ -727,7 +727,7 @@ static struct conn *ready_conn(struct server *srv, const struct auth_key *key, u
 	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 0 }, zero[NSWAP2L_PROTO_NONCE_SIZE] = { 0 };
 	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "unit";
 	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE];
-	struct conn *conn = conn_open(srv, "test:mac");
+	struct conn *conn = conn_open(srv, "test:mac", 9);
 
 	peer.on = false;
 	id[15] = id_byte;
@@ -805,6 +805,8 @@ static void test_session(void)
 	struct server_config cfg = {
 		.max_pages = 100, .reserve_bytes = 0, .grace_ms = 2000, .make_nonce = zero_nonce,
 		.keys = { .shared = true, .shared_key = { .len = 16 } },
+		.max_connections = 4, .max_unauth_per_address = 2,
+		.message_timeout_ms = 30000, .buffer_budget = 64u << 20,
 	};
 	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "unit";
 	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
@@ -822,7 +824,7 @@ static void test_session(void)
 	CHECK(srv.limit_pages == 100);
 
 	/* wrong MAC: AUTH reply with status AUTH, then closing */
-	conn = conn_open(&srv, "test:1");
+	conn = conn_open(&srv, "test:1", 0);
 	hello(conn, 0, 1);
 	hdr = take(conn, payload);
 	CHECK(hdr.type == (NSWAP2L_MSG_HELLO | NSWAP2L_MSG_REPLY) && hdr.status == 0 && hdr.length == 48);
@@ -833,7 +835,7 @@ static void test_session(void)
 	conn_close(conn);
 
 	/* version without overlap */
-	conn = conn_open(&srv, "test:2");
+	conn = conn_open(&srv, "test:2", 0);
 	{
 		struct nswap2l_hello h = { .version_min = NSWAP2L_PROTO_VERSION + 1,
 					   .version_max = NSWAP2L_PROTO_VERSION + 2,
@@ -848,7 +850,7 @@ static void test_session(void)
 	conn_close(conn);
 
 	/* a request before AUTH closes */
-	conn = conn_open(&srv, "test:3");
+	conn = conn_open(&srv, "test:3", 0);
 	keys[0] = 1;
 	put_keys(payload, keys, 1);
 	send_msg(conn, NSWAP2L_MSG_GET, 1, 1, payload, 8, 0);
@@ -857,7 +859,7 @@ static void test_session(void)
 	conn_close(conn);
 
 	/* good session, takes EVICT */
-	conn = conn_open(&srv, "test:4");
+	conn = conn_open(&srv, "test:4", 0);
 	hello(conn, NSWAP2L_CAP_EVICT, 1);
 	take(conn, NULL);
 	id[15] = 1;
@@ -1032,6 +1034,73 @@ static void test_log_peer(void)
 	CHECK(suppressed_lines == 1);
 }
 
+/* Caps, timeouts and the buffer budget; states are set by hand where only they matter. */
+static void test_limits(void)
+{
+	struct server_config cfg = {
+		.max_pages = 100, .make_nonce = zero_nonce, .keys = { .shared = true, .shared_key = { .len = 16 } },
+		.max_connections = 4, .max_unauth_per_address = 2, .idle_timeout_ms = 5000,
+		.message_timeout_ms = 3000, .buffer_budget = 1u << 20,
+	};
+	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
+				     .available = 1ull << 40 };
+	struct conn *a, *b, *c, *d, *victim;
+	uint8_t header[PROTO_HEADER_SIZE];
+	struct proto_header put = { .magic = NSWAP2L_PROTO_MAGIC, .type = NSWAP2L_MSG_PUT,
+				    .count = 1, .length = 8 + PROTO_PAGE_SIZE };
+	struct server srv;
+
+	server_init(&srv, &cfg, 1000);
+	a = conn_open(&srv, "a", 1);
+	b = conn_open(&srv, "b", 1);
+	CHECK(srv.buffer_bytes == 2 * CONN_INPUT_HANDSHAKE);
+	/* per address: its oldest unauthenticated one goes */
+	CHECK(server_admit(&srv, 1, &victim) && victim == a && srv.conns_replaced == 1);
+	CHECK(server_admit(&srv, 2, &victim) && !victim);
+	c = conn_open(&srv, "c", 2);
+	d = conn_open(&srv, "d", 3);
+	/* total: the oldest unauthenticated of any address, then refusal */
+	b->state = CONN_READY;
+	CHECK(server_admit(&srv, 4, &victim) && victim == a);
+	a->state = c->state = d->state = CONN_READY;
+	CHECK(!server_admit(&srv, 4, &victim) && srv.conns_refused == 1);
+	conn_close(d);
+
+	/* before AUTH, a header announcing a page closes at once */
+	d = conn_open(&srv, "d", 3);
+	proto_encode_header(header, &put);
+	feed(d, header, sizeof(header));
+	CHECK(d->state == CONN_CLOSING && take_any(d, NULL).status == NSWAP2L_ERR_INVALID);
+	conn_close(d);
+
+	/* half a header for 3 s closes; silence after AUTH for 5 s closes */
+	d = conn_open(&srv, "d", 3);
+	feed(d, header, 10);
+	srv.now_ms += 2000;
+	server_tick(&srv, &plenty);
+	CHECK(d->state == CONN_WAIT_HELLO && c->state == CONN_READY);
+	srv.now_ms += 1000;
+	server_tick(&srv, &plenty);
+	CHECK(d->state == CONN_CLOSING && c->state == CONN_READY);
+	srv.now_ms += 2000;
+	server_tick(&srv, &plenty);
+	CHECK(c->state == CONN_CLOSING);
+
+	/* one reply is always taken; beyond that the budget decides */
+	CHECK(outq_append(&b->out, header, sizeof(header)) == 0);
+	b->state = CONN_READY;
+	CHECK(conn_wants_input(b));
+	srv.buffer_bytes += cfg.buffer_budget;
+	CHECK(!conn_wants_input(b));
+	srv.buffer_bytes -= cfg.buffer_budget;
+	conn_close(a);
+	conn_close(b);
+	conn_close(c);
+	conn_close(d);
+	CHECK(srv.buffer_bytes == 0);
+	server_destroy(&srv);
+}
+
 int main(void)
 {
 	bool sha_ni;
@@ -1053,6 +1122,7 @@ int main(void)
 	test_outq();
 	test_store();
 	test_session();
+	test_limits();
 	test_ratelimit();
 	test_log_peer();
 	printf("unit-test: SHA-256 checked %s\n",
