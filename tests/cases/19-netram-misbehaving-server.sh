@@ -6,7 +6,8 @@
 # connection and send its requests again, with nothing lost; replies in any
 # order are fine; a server that stalls in the middle of a reply or stops
 # reading is failed by its timeout: the reads waiting for it end with I/O
-# errors, never zeros or stale data, and its writes go elsewhere.
+# errors, never zeros or stale data, and its writes go elsewhere.  Pages
+# changed on the way after the server's MAC are refused and read again.
 # mem: 256M
 # servers: 2 max=64M
 # disks: flash=64M
@@ -102,6 +103,18 @@ run_fio stop-reading $FIO --randseed=6 --do_verify=1
 show_status nsw
 assert_gt "$(nsw_rerouted nsw)" 0 "writes rerouted off the server that stopped reading"
 dmesg_new | grep -q "server $(netram_server 1): request timed out" || die "no dmesg line for the server that stopped reading"
+dm_remove nsw || die "remove"
+
+# 7. GET replies with a bit flipped after their MAC (a relay on the path):
+# the client refuses them (dmesg says so), reconnects and reads again
+dmesg_mark
+with_server1 tamper-in-transit
+blkpat write $DEV 0 $PAGES 7 || die "write with a tamper-in-transit server"
+blkpat verify $DEV 0 $PAGES 7 || die "pages wrong after replies changed in transit"
+show_status nsw
+dmesg_new | grep -q "server $(netram_server 1): message with a wrong MAC" ||
+	die "no dmesg line for the changed replies: $(dmesg_new | tail -n 5)"
+assert_ge "$(netram_stat nsw 1 reconnects)" 3 "reconnects after replies changed in transit"
 dm_remove nsw || die "remove"
 
 server_ctl misbehave 1 none >/dev/null || die "nswapd back"

@@ -5,7 +5,8 @@
 # connections at once and refuses its reconnects: the servers fail, dmesg
 # says why, reads of its pages end with an I/O error, never other data.
 # Granting it again lets it back in; the servers kept its namespace (grace
-# period), so every page reads back right.
+# period), so every page reads back right.  Pages go out under a session
+# MAC computed before they are sent, so the device asks for stable writes.
 # servers: 2
 # timeout: 300
 
@@ -34,6 +35,8 @@ server_ctl grant web1 || die "grant web1"
 TABLE="0 $((PAGES * 8)) nswap2l 4 $NETRAM client=web1 timeout=3"
 dm_create c "$TABLE" || die "create with client=web1"
 dmsetup table c | grep -q " client=web1" || die "dmsetup table does not show client=web1: $(dmsetup table c)"
+# pages go out under a MAC computed before they are sent: none may change meanwhile
+assert_eq "$(queue_attr c stable_writes)" 1 "stable_writes of a Network RAM device"
 # the default name is not shown, and a reload must keep the name
 dm_create d "0 8192 nswap2l 3 $NETRAM timeout=3" || die "create with the default client"
 dmsetup table d | grep -q "client=" && die "dmsetup table shows the default name: $(dmsetup table d)"
