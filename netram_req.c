@@ -467,6 +467,7 @@ static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg
 		r = netram_check_rx(srv, hdr, NULL, 0, msg->bios, msg->nr_bios);
 		if (r)
 			return r;
+		netram_note_free(srv, le64_to_cpu(hdr->free_pages));
 		for (i = 0; i < msg->nr_bios; i++)
 			bio_endio(msg->bios[i]);
 		return 0;
@@ -563,13 +564,13 @@ int netram_receive_one(struct netram_server *srv)
 		return -EPROTO;
 	if (netram_still_sending(srv, tag))
 		return -EPROTO;
-	/* A GET's pages come first; any other reply is whole already. */
+	/* A GET's pages come first (netram_complete_get); any other reply is whole. */
 	if (type != NSWAP2L_MSG_GET || status != NSWAP2L_OK) {
 		r = netram_check_rx(srv, &hdr, NULL, 0, NULL, 0);
 		if (r)
 			return r;
+		netram_note_free(srv, le64_to_cpu(hdr.free_pages));
 	}
-	netram_note_free(srv, le64_to_cpu(hdr.free_pages));
 
 	switch (type) {
 	case NSWAP2L_MSG_GET:
