@@ -31,6 +31,7 @@
 #define DEFAULT_RESERVE (64ull << 20)
 #define DEFAULT_GRACE_S 60
 #define MAX_PEERS 16
+#define MAX_QUOTAS 1024
 /*
  * Limits under attack.  256 connections is far more than the clients of
  * one server and fits the usual 1024 descriptors; 8 handshakes in flight
@@ -92,6 +93,12 @@ static const char usage_text[] =
 "                          together (default 64M); past it, or past its share,\n"
 "                          a connection that does not read its replies is\n"
 "                          not read either\n"
+"  --quota NAME=SIZE       client NAME holds at most SIZE of pages, in all its\n"
+"                          namespaces (repeat for more clients); its new\n"
+"                          pages past that get NOSPC and the client stores\n"
+"                          them elsewhere\n"
+"  --default-quota SIZE    the quota of every client without its own\n"
+"                          (default: none, a client may take all there is)\n"
 "  --status-socket PATH    status socket (default " STATUS_DIR "/nswapd-PORT.sock)\n"
 "  --foreground            do not daemonize; log to stderr\n"
 "  --log-level LEVEL       error, warn, info (default) or debug\n"
@@ -112,6 +119,7 @@ enum option_id {
 	OPT_GRACE, OPT_STATUS_SOCKET, OPT_FOREGROUND, OPT_LOG_LEVEL, OPT_PEER,
 	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_MAX_CONNECTIONS,
 	OPT_MAX_UNAUTH_PER_ADDRESS, OPT_IDLE_TIMEOUT, OPT_MESSAGE_TIMEOUT, OPT_BUFFER_BUDGET,
+	OPT_QUOTA, OPT_DEFAULT_QUOTA,
 };
 
 static const struct option long_options[] = {
@@ -128,6 +136,8 @@ static const struct option long_options[] = {
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ "message-timeout", required_argument, NULL, OPT_MESSAGE_TIMEOUT },
 	{ "buffer-budget", required_argument, NULL, OPT_BUFFER_BUDGET },
+	{ "quota", required_argument, NULL, OPT_QUOTA },
+	{ "default-quota", required_argument, NULL, OPT_DEFAULT_QUOTA },
 	{ "status-socket", required_argument, NULL, OPT_STATUS_SOCKET },
 	{ "foreground", no_argument, NULL, OPT_FOREGROUND },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -145,7 +155,10 @@ struct options {
 	uint64_t max_bytes, reserve_bytes, grace_s;
 	uint64_t max_connections, max_unauth_per_address, idle_timeout_s, message_timeout_s;
 	uint64_t buffer_budget;
-	bool have_max, insecure, foreground, stats, json;
+	struct client_quota quotas[MAX_QUOTAS];
+	size_t nr_quotas;
+	uint64_t default_quota_pages;
+	bool have_default_quota, have_max, insecure, foreground, stats, json;
 	enum log_level log_level;
 	unsigned int peer_count;
 };
@@ -171,6 +184,29 @@ static uint64_t size_option(const char *name, const char *value)
 	if (parse_size(value, &bytes))
 		usage_error("--%s: not a size: '%s' (bytes, or with K, M, G, T)", name, value);
 	return bytes;
+}
+
+/* --quota NAME=SIZE */
+static void add_quota(struct options *opts, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	struct client_quota *q = &opts->quotas[opts->nr_quotas];
+	size_t i;
+
+	if (!eq || (size_t)(eq - arg) >= sizeof(q->client))
+		usage_error("--quota: need NAME=SIZE, NAME a client name: '%s'", arg);
+	if (opts->nr_quotas == MAX_QUOTAS)
+		usage_error("--quota: at most %d clients", MAX_QUOTAS);
+	memset(q->client, 0, sizeof(q->client));
+	memcpy(q->client, arg, (size_t)(eq - arg));
+	if (!proto_client_name_valid(q->client))
+		usage_error("--quota: '%.*s' is not a client name (1 to %d of A-Z a-z 0-9 _ . -)",
+			    (int)(eq - arg), arg, NSWAP2L_PROTO_CLIENT_NAME_SIZE - 1);
+	for (i = 0; i < opts->nr_quotas; i++)
+		if (!memcmp(opts->quotas[i].client, q->client, sizeof(q->client)))
+			usage_error("--quota: client %s given twice", q->client);
+	q->pages = size_option("quota", eq + 1) / PROTO_PAGE_SIZE;
+	opts->nr_quotas++;
 }
 
 static void parse_options(int argc, char **argv, struct options *opts)
@@ -239,6 +275,14 @@ static void parse_options(int argc, char **argv, struct options *opts)
 			opts->buffer_budget = size_option("buffer-budget", optarg);
 			if (opts->buffer_budget < PROTO_MAX_MESSAGE)
 				usage_error("--buffer-budget: %s is less than one message", optarg);
+			break;
+		case OPT_QUOTA:
+			add_quota(opts, optarg);
+			break;
+		case OPT_DEFAULT_QUOTA:
+			opts->default_quota_pages = size_option("default-quota", optarg) /
+						    PROTO_PAGE_SIZE;
+			opts->have_default_quota = true;
 			break;
 		case OPT_STATUS_SOCKET:
 			opts->status_socket = optarg;
@@ -458,6 +502,10 @@ int main(int argc, char **argv)
 	cfg.idle_timeout_ms = opts.idle_timeout_s * 1000;
 	cfg.message_timeout_ms = opts.message_timeout_s * 1000;
 	cfg.buffer_budget = opts.buffer_budget;
+	cfg.quotas = opts.quotas;
+	cfg.nr_quotas = opts.nr_quotas;
+	cfg.have_default_quota = opts.have_default_quota;
+	cfg.default_quota_pages = opts.default_quota_pages;
 	log_setup(opts.log_level, false);
 	memwatch_setup(opts.memavailable_file);
 

@@ -56,6 +56,32 @@ uint64_t server_free_pages(const struct server *srv)
 	return srv->limit_pages > held ? srv->limit_pages - held : 0;
 }
 
+uint64_t server_client_quota(const struct server *srv,
+			     const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
+{
+	size_t i;
+
+	for (i = 0; i < srv->cfg.nr_quotas; i++)
+		if (!memcmp(srv->cfg.quotas[i].client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
+			return srv->cfg.quotas[i].pages;
+	return srv->cfg.have_default_quota ? srv->cfg.default_quota_pages : NO_MAX_PAGES;
+}
+
+uint64_t server_client_free_pages(const struct server *srv,
+				  const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
+{
+	uint64_t free_pages = server_free_pages(srv), quota = server_client_quota(srv, client);
+	const struct namespace *ns;
+	uint64_t held = 0;
+
+	if (quota == NO_MAX_PAGES)
+		return free_pages;
+	for (ns = srv->namespaces; ns; ns = ns->next)
+		if (!memcmp(ns->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
+			held += ns->pages.used;
+	return held >= quota ? 0 : (quota - held < free_pages ? quota - held : free_pages);
+}
+
 void server_release_memory(struct server *srv)
 {
 	page_pool_release_free(&srv->pool);
@@ -216,7 +242,7 @@ static void announce_capacity(struct server *srv)
 		return;
 	list_for_each_entry(conn, &srv->conns, link)
 		if (conn->state == CONN_READY)
-			conn_send_capacity(conn, free_pages);
+			conn_send_capacity(conn, server_client_free_pages(srv, conn->ns->client));
 	srv->announced_free = free_pages;
 }
 

@@ -45,7 +45,17 @@ struct server_config {
 	uint64_t idle_timeout_ms;	/* authenticated and silent; 0: never */
 	uint64_t message_timeout_ms;	/* a message started and not finished */
 	size_t buffer_budget;		/* input buffers and queued replies, all connections */
+	/* --quota NAME=SIZE: pages a client may hold in all its namespaces */
+	struct client_quota *quotas;
+	size_t nr_quotas;
+	bool have_default_quota;	/* --default-quota: for clients without their own */
+	uint64_t default_quota_pages;
 	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
+};
+
+struct client_quota {
+	char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* NUL-padded */
+	uint64_t pages;
 };
 
 struct namespace_stats {
@@ -98,8 +108,17 @@ void server_init(struct server *srv, const struct server_config *cfg, uint64_t n
 void server_destroy(struct server *srv);
 
 uint64_t server_held_pages(const struct server *srv);
-/* Pages the server can take now: what goes in every free_pages field. */
+/* Pages the server can take now, from anyone. */
 uint64_t server_free_pages(const struct server *srv);
+/* The quota of a client name, in pages (NO_MAX_PAGES: none). */
+uint64_t server_client_quota(const struct server *srv,
+			     const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE]);
+/*
+ * Pages the server can take now from a client, within its quota: what goes
+ * in the free_pages field of messages to that client.
+ */
+uint64_t server_client_free_pages(const struct server *srv,
+				  const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE]);
 
 /* Gives the memory of freed pages back to the system; before sampling it. */
 void server_release_memory(struct server *srv);

@@ -79,7 +79,9 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			srv->cfg.buffer_budget))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
-		char idle[24];
+		char idle[24], quota[24];
+		const char *quota_text = number_or_none(server_client_quota(srv, ns->client),
+							quota, sizeof(quota));
 
 		if (ns->connections)
 			snprintf(idle, sizeof(idle), "none");
@@ -88,14 +90,14 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 				 (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000);
 		if (render_line(out, "namespace client=%s id=%s pages=%zu connections=%u bytes_in=%llu "
 				"bytes_out=%llu requests=%llu errors=%llu evict_asked=%llu "
-				"evict_returned=%llu idle_s=%s",
+				"evict_returned=%llu idle_s=%s quota_pages=%s",
 				ns->client, ns->id_hex, ns->pages.used, ns->connections,
 				(unsigned long long)ns->stats.bytes_in,
 				(unsigned long long)ns->stats.bytes_out,
 				(unsigned long long)ns->stats.requests,
 				(unsigned long long)ns->stats.errors,
 				(unsigned long long)ns->stats.evict_asked,
-				(unsigned long long)ns->stats.evict_returned, idle))
+				(unsigned long long)ns->stats.evict_returned, idle, quota_text))
 			return -1;
 	}
 	return render_line(out, "end");
