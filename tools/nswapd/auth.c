@@ -213,6 +213,16 @@ void auth_message_end(struct hmac_sha256 *ctx, uint8_t mac[NSWAP2L_PROTO_MSG_MAC
 	memcpy(mac, full, NSWAP2L_PROTO_MSG_MAC_SIZE);
 }
 
+void auth_message_mac(const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq,
+		      const void *msg, size_t len, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE])
+{
+	struct hmac_sha256 ctx;
+
+	auth_message_begin(&ctx, key, seq);
+	hmac_sha256_update(&ctx, msg, len);
+	auth_message_end(&ctx, mac);
+}
+
 static bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t len)
 {
 	volatile uint8_t diff = 0;

@@ -84,6 +84,9 @@ void auth_session_keys(const struct auth_key *key,
 void auth_message_begin(struct hmac_sha256 *ctx,
 			const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq);
 void auth_message_end(struct hmac_sha256 *ctx, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE]);
+/* The same for a whole message in one buffer. */
+void auth_message_mac(const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq,
+		      const void *msg, size_t len, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE]);
 
 /* Compares two MACs in time independent of where they differ. */
 bool auth_mac_equal(const uint8_t *a, const uint8_t *b);

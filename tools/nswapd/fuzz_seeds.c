@@ -60,13 +60,10 @@ static void config(struct seed *s, uint8_t flags, uint8_t read_size, uint8_t tic
 static void end_message(struct seed *s)
 {
 	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
-	struct hmac_sha256 ctx;
 
 	if (!s->session || s->msg_start == s->len)
 		return;
-	auth_message_begin(&ctx, s->keys.c2s, s->seq++);
-	hmac_sha256_update(&ctx, s->data + s->msg_start, s->len - s->msg_start);
-	auth_message_end(&ctx, mac);
+	auth_message_mac(s->keys.c2s, s->seq++, s->data + s->msg_start, s->len - s->msg_start, mac);
 	add(s, mac, sizeof(mac));
 	s->msg_start = s->len;
 }

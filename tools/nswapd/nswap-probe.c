@@ -599,16 +599,13 @@ static void send_raw(struct client *cl, const uint8_t *data, size_t len)
 	while (mac && len - off >= PROTO_HEADER_SIZE) {
 		struct proto_header hdr;
 		uint8_t tag[NSWAP2L_PROTO_MSG_MAC_SIZE];
-		struct hmac_sha256 ctx;
 		size_t size;
 
 		proto_decode_header(data + off, &hdr);
 		size = PROTO_HEADER_SIZE + (size_t)hdr.length;
 		if (len - off < size)
 			break;
-		auth_message_begin(&ctx, cl->keys.c2s, cl->tx_seq++);
-		hmac_sha256_update(&ctx, data + off, size);
-		auth_message_end(&ctx, tag);
+		auth_message_mac(cl->keys.c2s, cl->tx_seq++, data + off, size, tag);
 		if (!strcmp(opt.mac_mode, "bad"))
 			tag[0] ^= 1;
 		send_bytes(cl, data + off, size);

@@ -652,7 +652,6 @@ static struct proto_header take_any(struct conn *conn, uint8_t *payload)
 	static uint8_t msg[PROTO_MAX_MESSAGE];
 	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE], want[NSWAP2L_PROTO_MSG_MAC_SIZE];
 	struct proto_header hdr = { 0 };
-	struct hmac_sha256 ctx;
 
 	if (conn->out.bytes < PROTO_HEADER_SIZE)
 		return hdr;
@@ -663,9 +662,7 @@ static struct proto_header take_any(struct conn *conn, uint8_t *payload)
 		memcpy(payload, msg + PROTO_HEADER_SIZE, hdr.length);
 	if (peer.on) {
 		take_bytes(conn, mac, sizeof(mac));
-		auth_message_begin(&ctx, peer.keys.s2c, peer.rx_seq++);
-		hmac_sha256_update(&ctx, msg, PROTO_HEADER_SIZE + hdr.length);
-		auth_message_end(&ctx, want);
+		auth_message_mac(peer.keys.s2c, peer.rx_seq++, msg, PROTO_HEADER_SIZE + hdr.length, want);
 		CHECK(auth_message_mac_equal(mac, want));
 	}
 	return hdr;
@@ -694,11 +691,7 @@ static void send_msg(struct conn *conn, uint16_t type, uint32_t tag, uint32_t co
 	if (length)
 		memcpy(buf + PROTO_HEADER_SIZE, payload, length);
 	if (peer.on) {
-		struct hmac_sha256 ctx;
-
-		auth_message_begin(&ctx, peer.keys.c2s, peer.tx_seq++);
-		hmac_sha256_update(&ctx, buf, len);
-		auth_message_end(&ctx, buf + len);
+		auth_message_mac(peer.keys.c2s, peer.tx_seq++, buf, len, buf + len);
 		len += NSWAP2L_PROTO_MSG_MAC_SIZE;
 	}
 	feed(conn, buf, len);
@@ -745,7 +738,6 @@ static void test_session_macs(struct server *srv, const struct auth_key *key)
 {
 	static uint8_t buf[PROTO_HEADER_SIZE + 8 + NSWAP2L_PROTO_MSG_MAC_SIZE];
 	uint64_t failures = srv->mac_failures;
-	struct hmac_sha256 ctx;
 	struct conn *conn;
 	uint8_t keys[8];
 
@@ -764,9 +756,8 @@ static void test_session_macs(struct server *srv, const struct auth_key *key)
 
 		proto_encode_header(buf, &hdr);
 		memcpy(buf + PROTO_HEADER_SIZE, keys, 8);
-		auth_message_begin(&ctx, peer.keys.c2s, peer.tx_seq);
-		hmac_sha256_update(&ctx, buf, PROTO_HEADER_SIZE + 8);
-		auth_message_end(&ctx, buf + PROTO_HEADER_SIZE + 8);
+		auth_message_mac(peer.keys.c2s, peer.tx_seq, buf, PROTO_HEADER_SIZE + 8,
+				 buf + PROTO_HEADER_SIZE + 8);
 		buf[PROTO_HEADER_SIZE + 8] ^= 1;
 		feed(conn, buf, sizeof(buf));
 	}
