@@ -223,6 +223,7 @@ static bool netram_next_tx(struct netram_server *srv)
 		tx->keys = NULL;
 		tx->keys_len = 0;
 		tx->bios = NULL;
+		tx->nr_bios = 0;
 		netram_fill_header(&tx->hdr, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, reply.tag,
 				   reply.count, 0);
 		tx->hdr.status = cpu_to_le32(reply.status);

@@ -8,6 +8,7 @@
 # reading is failed by its timeout: the reads waiting for it end with I/O
 # errors, never zeros or stale data, and its writes go elsewhere.  Pages
 # changed on the way after the server's MAC are refused and read again.
+# An EVICT answered right after a PUT is sent whole.
 # mem: 256M
 # servers: 2 max=64M
 # disks: flash=64M
@@ -115,6 +116,17 @@ show_status nsw
 dmesg_new | grep -q "server $(netram_server 1): message with a wrong MAC" ||
 	die "no dmesg line for the changed replies: $(dmesg_new | tail -n 5)"
 assert_ge "$(netram_stat nsw 1 reconnects)" 3 "reconnects after replies changed in transit"
+dm_remove nsw || die "remove"
+
+# 8. EVICTs of keys the client never stored, each right after a PUT reply:
+# nothing moves, so the answer follows the client's last message, often a
+# PUT (the answer's MAC once read that PUT's stale page list: NULL pointer)
+with_server1 evict-after-puts
+blkpat write $DEV 0 $PAGES 8 || die "write with an evict-after-puts server"
+blkpat verify $DEV 0 $PAGES 8 || die "verify with an evict-after-puts server"
+show_status nsw
+assert_eq "$(netram_stat nsw 1 evict_asked)" 32 "keys server 1 asked back between PUTs"
+assert_eq "$(netram_stat nsw 1 reconnects)" 0 "reconnects to a server asking for keys it never got"
 dm_remove nsw || die "remove"
 
 server_ctl misbehave 1 none >/dev/null || die "nswapd back"
