@@ -165,7 +165,7 @@ struct netram_server {
 
 	struct mutex send_mutex;	/* one sender at a time; tx, tx_seq */
 	struct netram_tx tx;
-	/* This connection's session keys (netram_auth.c) and message counts. */
+	/* This connection's session keys, in HMACs giving each message its Poly1305 key. */
 	struct crypto_shash *tx_hmac, *rx_hmac;
 	u64 tx_seq;
 	u64 rx_seq;			/* receiver only */

@@ -100,7 +100,10 @@ header $((MSG_EVICT | MSG_REPLY)) 0 0 0 0 0x4c32574e 77 >"$WORK/evict-reply"
 closed_with "EVICT reply never asked" full "$WORK/evict-reply" "EVICT reply with a tag not asked"
 
 peer_log_room
-probe_ok s --key-file "$WORK/k.key" --versions 3-4 --expect version hello >/dev/null
+# a version 2 client (the HMAC-SHA256 session MAC) and one that is too new
+for versions in 2-2 4-5; do
+	probe_ok s --key-file "$WORK/k.key" --versions $versions --expect version hello >/dev/null
+done
 assert_log s "no common protocol version"
 still_serving "no common version"
 log "no common version: refused"

@@ -25,6 +25,7 @@ import sys
 import time
 
 MAGIC = 0x4C32574E
+VERSION = 3
 HELLO, AUTH, PUT, GET, FREE = 1, 2, 3, 4, 5
 PAGE_SIZE = 4096
 
@@ -47,13 +48,25 @@ def recv_exactly(sock, n):
 sessions = {}
 
 
+def poly1305(key, message):
+    """Poly1305 (RFC 8439) of message under the one-time key."""
+    r = int.from_bytes(key[:16], "little") & 0x0FFFFFFC0FFFFFFC0FFFFFFC0FFFFFFF
+    s = int.from_bytes(key[16:], "little")
+    acc = 0
+    for start in range(0, len(message), 16):
+        block = int.from_bytes(message[start:start + 16] + b"\x01", "little")
+        acc = (acc + block) * r % (2**130 - 5)
+    return ((acc + s) % 2**128).to_bytes(16, "little")
+
+
 def sealed(sock, message):
     """message with its session MAC (nswap2l_proto.h), if sock has a session."""
     if sock not in sessions:
         return message
     key, seq = sessions[sock]
     sessions[sock][1] += 1
-    return message + hmac.new(key, struct.pack("<Q", seq) + message, hashlib.sha256).digest()[:16]
+    one_time_key = hmac.new(key, struct.pack("<Q", seq), hashlib.sha256).digest()
+    return message + poly1305(one_time_key, message)
 
 
 def connect(args, source):
@@ -65,8 +78,8 @@ def connect(args, source):
     name = args.client.encode().ljust(32, b"\0")
     nonce = os.urandom(32)
     if args.handshake in ("hello", "full"):
-        sock.sendall(header(HELLO, length=96) + struct.pack("<IIQ", 2, 2, 0) + client_id + nonce
-                     + name)
+        sock.sendall(header(HELLO, length=96) + struct.pack("<IIQ", VERSION, VERSION, 0)
+                     + client_id + nonce + name)
     if args.handshake == "full":
         reply = recv_exactly(sock, 32 + 48)
         server_nonce = reply[-32:]
@@ -74,7 +87,7 @@ def connect(args, source):
         mac = hmac.new(args.key, b"nswap2l-client-v2" + ids, hashlib.sha256).digest()
         sock.sendall(header(AUTH, length=32) + mac)
         recv_exactly(sock, 32 + 32)
-        sessions[sock] = [hmac.new(args.key, b"nswap2l-c2s-v2" + ids, hashlib.sha256).digest(), 0]
+        sessions[sock] = [hmac.new(args.key, b"nswap2l-c2s-v3" + ids, hashlib.sha256).digest(), 0]
     return sock
 
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "byteorder.h"
 #include "sha256.h"
 
 int auth_load_key(const char *path, struct auth_key *key, char *err, size_t err_size)
@@ -193,33 +194,39 @@ void auth_session_keys(const struct auth_key *key,
 		      server_nonce, session->s2c);
 }
 
-void auth_message_begin(struct hmac_sha256 *ctx,
+void auth_message_begin(struct auth_message *ctx,
 			const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq)
 {
-	uint8_t seq_le[8];
-	int i;
+	uint8_t seq_le[8], otk[SHA256_DIGEST_SIZE];
+	struct hmac_sha256 hmac;
 
-	for (i = 0; i < 8; i++)
-		seq_le[i] = (uint8_t)(seq >> (8 * i));
-	hmac_sha256_init(ctx, key, NSWAP2L_PROTO_SESSION_KEY_SIZE);
-	hmac_sha256_update(ctx, seq_le, sizeof(seq_le));
+	_Static_assert(sizeof(otk) == POLY1305_KEY_SIZE, "a one-time key is a digest");
+	store_le64(seq_le, seq);
+	hmac_sha256_init(&hmac, key, NSWAP2L_PROTO_SESSION_KEY_SIZE);
+	hmac_sha256_update(&hmac, seq_le, sizeof(seq_le));
+	hmac_sha256_final(&hmac, otk);
+	poly1305_init(&ctx->poly, otk);
+	explicit_bzero(otk, sizeof(otk));
 }
 
-void auth_message_end(struct hmac_sha256 *ctx, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE])
+void auth_message_update(struct auth_message *ctx, const void *data, size_t len)
 {
-	uint8_t full[SHA256_DIGEST_SIZE];
+	poly1305_update(&ctx->poly, data, len);
+}
 
-	hmac_sha256_final(ctx, full);
-	memcpy(mac, full, NSWAP2L_PROTO_MSG_MAC_SIZE);
+void auth_message_end(struct auth_message *ctx, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE])
+{
+	_Static_assert(NSWAP2L_PROTO_MSG_MAC_SIZE == POLY1305_TAG_SIZE, "a MAC is a tag");
+	poly1305_final(&ctx->poly, mac);
 }
 
 void auth_message_mac(const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq,
 		      const void *msg, size_t len, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE])
 {
-	struct hmac_sha256 ctx;
+	struct auth_message ctx;
 
 	auth_message_begin(&ctx, key, seq);
-	hmac_sha256_update(&ctx, msg, len);
+	auth_message_update(&ctx, msg, len);
 	auth_message_end(&ctx, mac);
 }
 

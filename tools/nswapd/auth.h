@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "poly1305.h"
 #include "proto.h"
-#include "sha256.h"
 
 struct auth_key {
 	size_t len;
@@ -77,13 +77,19 @@ void auth_session_keys(const struct auth_key *key,
 		       const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
 		       struct auth_session *session);
 
+/* The MAC of one message, while its header and payload go by. */
+struct auth_message {
+	struct poly1305 poly;
+};
+
 /*
- * The MAC of one message: begin with the direction's key and the message's
- * sequence number, hmac_sha256_update() the header and payload, end.
+ * Begin with the direction's key and the message's sequence number (which
+ * give the Poly1305 key), update with the header and payload, end.
  */
-void auth_message_begin(struct hmac_sha256 *ctx,
+void auth_message_begin(struct auth_message *ctx,
 			const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq);
-void auth_message_end(struct hmac_sha256 *ctx, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE]);
+void auth_message_update(struct auth_message *ctx, const void *data, size_t len);
+void auth_message_end(struct auth_message *ctx, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE]);
 /* The same for a whole message in one buffer. */
 void auth_message_mac(const uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], uint64_t seq,
 		      const void *msg, size_t len, uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE]);

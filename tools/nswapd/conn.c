@@ -70,7 +70,7 @@ static void queue(struct conn *conn, const void *data, size_t len)
 		return;
 	}
 	if (conn->tx_mac_open)
-		hmac_sha256_update(&conn->tx_mac, data, len);
+		auth_message_update(&conn->tx_mac, data, len);
 	if (conn->ns)
 		conn->ns->stats.bytes_out += len;
 }

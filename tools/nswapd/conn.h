@@ -59,7 +59,7 @@ struct conn {
 	bool session;
 	struct auth_session keys;
 	uint64_t rx_seq, tx_seq;
-	struct hmac_sha256 tx_mac;	/* of the message being queued */
+	struct auth_message tx_mac;	/* of the message being queued */
 	bool tx_mac_open;
 	/* the eviction round this connection was asked to serve */
 	uint32_t evict_first_tag;

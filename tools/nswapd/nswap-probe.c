@@ -153,7 +153,7 @@ struct client {
 	bool session;
 	struct auth_session keys;
 	uint64_t tx_seq, rx_seq;
-	struct hmac_sha256 tx_mac;	/* of the message being sent */
+	struct auth_message tx_mac;	/* of the message being sent */
 };
 
 static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...);
@@ -247,7 +247,7 @@ static void send_bytes(struct client *cl, const void *data, size_t len)
 static void send_all(struct client *cl, const void *data, size_t len)
 {
 	if (cl->session)
-		hmac_sha256_update(&cl->tx_mac, data, len);
+		auth_message_update(&cl->tx_mac, data, len);
 	send_bytes(cl, data, len);
 }
 
@@ -319,11 +319,11 @@ static void recv_message(struct client *cl)
 		finish("timeout");
 	if (cl->session) {
 		uint8_t want[NSWAP2L_PROTO_MSG_MAC_SIZE];
-		struct hmac_sha256 ctx;
+		struct auth_message ctx;
 
 		auth_message_begin(&ctx, cl->keys.s2c, cl->rx_seq++);
-		hmac_sha256_update(&ctx, buf, sizeof(buf));
-		hmac_sha256_update(&ctx, cl->msg.payload, hdr->length);
+		auth_message_update(&ctx, buf, sizeof(buf));
+		auth_message_update(&ctx, cl->msg.payload, hdr->length);
 		auth_message_end(&ctx, want);
 		if (!auth_message_mac_equal(want, mac)) {
 			printf("the server's message MAC is wrong\n");

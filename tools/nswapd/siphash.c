@@ -2,19 +2,10 @@
 /* SipHash-2-4 as in the paper: 2 rounds per message word, 4 to finish. */
 #include <string.h>
 
+#include "byteorder.h"
 #include "siphash.h"
 
 #define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-
-static uint64_t load_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 static void sip_round(uint64_t v[4])
 {

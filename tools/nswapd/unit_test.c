@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of nswapd's parts that need no socket: SHA-256, HMAC and
- * SipHash against published vectors, the message parser, the page store, the
- * output queue, the rate limit of peer log lines, and whole sessions through the connection state machine.
+ * Unit tests of nswapd's parts that need no socket: SHA-256, HMAC, Poly1305
+ * and SipHash against published vectors, the session MAC, the message
+ * parser, the page store, the output queue, the rate limit of peer log
+ * lines, and whole sessions through the connection state machine.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "auth.h"
 #include "conn.h"
 #include "log.h"
+#include "poly1305.h"
 #include "proto.h"
 #include "server.h"
 #include "sha256.h"
@@ -175,6 +177,113 @@ static void hmac_once(const uint8_t *key, size_t key_len, const uint8_t *data, s
 	hmac_sha256_final(&ctx, mac);
 }
 
+static void poly1305_once(const uint8_t key[POLY1305_KEY_SIZE], const uint8_t *data, size_t len,
+			  uint8_t tag[POLY1305_TAG_SIZE])
+{
+	struct poly1305 ctx;
+
+	poly1305_init(&ctx, key);
+	poly1305_update(&ctx, data, len);
+	poly1305_final(&ctx, tag);
+}
+
+/* Feeds data in pieces of the given sizes, over and over, an empty one between each two. */
+static void poly1305_in_pieces(const uint8_t key[POLY1305_KEY_SIZE], const uint8_t *data,
+			       size_t len, const size_t *sizes, size_t nsizes,
+			       uint8_t tag[POLY1305_TAG_SIZE])
+{
+	struct poly1305 ctx;
+	size_t i;
+
+	poly1305_init(&ctx, key);
+	for (i = 0; len; i++) {
+		size_t n = sizes[i % nsizes] < len ? sizes[i % nsizes] : len;
+
+		poly1305_update(&ctx, data, n);
+		poly1305_update(&ctx, data + n, 0);
+		data += n;
+		len -= n;
+	}
+	poly1305_final(&ctx, tag);
+}
+
+static void test_poly1305(void)
+{
+	/*
+	 * RFC 8439 section 2.5.2 and appendix A.3 #1 and #4 to #11; #5 to #11
+	 * are built so that h wraps past 2^130 - 5 or carries in the final
+	 * reduction.
+	 */
+	static const struct {
+		const char *key, *msg, *tag;
+	} vectors[] = {
+		{ "85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b",
+		  "43727970746f6772617068696320466f72756d2052657365617263682047726f7570",
+		  "a8061dc1305136c6c22b8baf0c0127a9" },
+		{ "0000000000000000000000000000000000000000000000000000000000000000",
+		  "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+		  "00000000000000000000000000000000" },
+		{ "1c9240a5eb55d38af333888604f6b5f0473917c1402b80099dca5cbc207075c0",
+		  "2754776173206272696c6c69672c20616e642074686520736c6974687920746f7665730a446964206779726520616e642067696d626c6520696e2074686520776162653a0a416c6c206d696d737920776572652074686520626f726f676f7665732c0a416e6420746865206d6f6d65207261746873206f757467726162652e",
+		  "4541669a7eaaee61e708dc7cbcc5eb62" },
+		{ "0200000000000000000000000000000000000000000000000000000000000000",
+		  "ffffffffffffffffffffffffffffffff",
+		  "03000000000000000000000000000000" },
+		{ "02000000000000000000000000000000ffffffffffffffffffffffffffffffff",
+		  "02000000000000000000000000000000",
+		  "03000000000000000000000000000000" },
+		{ "0100000000000000000000000000000000000000000000000000000000000000",
+		  "fffffffffffffffffffffffffffffffff0ffffffffffffffffffffffffffffff11000000000000000000000000000000",
+		  "05000000000000000000000000000000" },
+		{ "0100000000000000000000000000000000000000000000000000000000000000",
+		  "fffffffffffffffffffffffffffffffffbfefefefefefefefefefefefefefefe01010101010101010101010101010101",
+		  "00000000000000000000000000000000" },
+		{ "0200000000000000000000000000000000000000000000000000000000000000",
+		  "fdffffffffffffffffffffffffffffff",
+		  "faffffffffffffffffffffffffffffff" },
+		{ "0100000000000000040000000000000000000000000000000000000000000000",
+		  "e33594d7505e43b900000000000000003394d7505e4379cd01000000000000000000000000000000000000000000000001000000000000000000000000000000",
+		  "14000000000000005500000000000000" },
+		{ "0100000000000000040000000000000000000000000000000000000000000000",
+		  "e33594d7505e43b900000000000000003394d7505e4379cd010000000000000000000000000000000000000000000000",
+		  "13000000000000000000000000000000" },
+	};
+	/* odd sizes, so that pieces end everywhere in a block */
+	static const size_t sizes[] = { 1, 3, 5, 7, 15, 17, 31, 33, 13 };
+	static uint8_t data[NSWAP2L_PROTO_PAGE_SIZE + 64 + 16];
+	uint8_t key[POLY1305_KEY_SIZE], msg[128], tag[POLY1305_TAG_SIZE], want[POLY1305_TAG_SIZE];
+	size_t i, first;
+
+	for (i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+		size_t len = unhex(vectors[i].msg, msg);
+
+		CHECK(unhex(vectors[i].key, key) == sizeof(key));
+		poly1305_once(key, msg, len, tag);
+		CHECK(digest_is(tag, sizeof(tag), vectors[i].tag));
+		for (first = 0; first < sizeof(sizes) / sizeof(sizes[0]); first++) {
+			poly1305_in_pieces(key, msg, len, sizes + first, 1, tag);
+			CHECK(digest_is(tag, sizeof(tag), vectors[i].tag));
+		}
+		poly1305_in_pieces(key, msg, len, sizes, sizeof(sizes) / sizeof(sizes[0]), tag);
+		CHECK(digest_is(tag, sizeof(tag), vectors[i].tag));
+	}
+	/* random keys and data of every length around a page, unaligned */
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)test_random();
+	for (i = 0; i < 200; i++) {
+		const uint8_t *p = data + test_random() % 16;
+		size_t len = i < 100 ? i : test_random() % (sizeof(data) - 15), j;
+
+		for (j = 0; j < sizeof(key); j++)
+			key[j] = (uint8_t)test_random();
+		poly1305_once(key, p, len, want);
+		first = test_random() % (sizeof(sizes) / sizeof(sizes[0]));
+		poly1305_in_pieces(key, p, len, sizes + first,
+				   sizeof(sizes) / sizeof(sizes[0]) - first, tag);
+		CHECK(!memcmp(tag, want, sizeof(want)));
+	}
+}
+
 /*
  * The SHA instructions and the portable code agree on random data of random
  * length at unaligned addresses, whole or cut at random points.
@@ -279,6 +388,43 @@ static void test_auth(void)
 	CHECK(auth_mac_equal(b, c));
 	c[31] ^= 1;
 	CHECK(!auth_mac_equal(b, c));
+}
+
+/*
+ * The message MAC is Poly1305 keyed with HMAC-SHA256(key(dir), le64 seq):
+ * the same computed here step by step, and fed in pieces as conn.c does.
+ */
+static void test_message_mac(void)
+{
+	static uint8_t msg[PROTO_HEADER_SIZE + NSWAP2L_PROTO_PAGE_SIZE];
+	const uint64_t seq = 0x0102030405060708ull;
+	uint8_t key[NSWAP2L_PROTO_SESSION_KEY_SIZE], seq_le[8] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+	uint8_t otk[SHA256_DIGEST_SIZE], want[NSWAP2L_PROTO_MSG_MAC_SIZE];
+	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
+	struct auth_message ctx;
+	size_t i;
+
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)i;
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)test_random();
+	hmac_once(key, sizeof(key), seq_le, sizeof(seq_le), otk);
+	poly1305_once(otk, msg, sizeof(msg), want);
+	auth_message_mac(key, seq, msg, sizeof(msg), mac);
+	CHECK(auth_message_mac_equal(mac, want));
+	auth_message_begin(&ctx, key, seq);
+	auth_message_update(&ctx, msg, PROTO_HEADER_SIZE);
+	for (i = PROTO_HEADER_SIZE; i < sizeof(msg); i += 1000)
+		auth_message_update(&ctx, msg + i, sizeof(msg) - i < 1000 ? sizeof(msg) - i : 1000);
+	auth_message_end(&ctx, mac);
+	CHECK(auth_message_mac_equal(mac, want));
+	auth_message_mac(key, seq + 1, msg, sizeof(msg), mac);
+	CHECK(!auth_message_mac_equal(mac, want));
+	/* a known answer, from the code of tests/host/attack.py: message 00 to 2f */
+	for (i = 0; i < 48; i++)
+		msg[i] = (uint8_t)i;
+	auth_message_mac(key, seq, msg, 48, mac);
+	CHECK(digest_is(mac, sizeof(mac), "917a19e3f15f4bcd95c2da17962eaae6"));
 }
 
 static bool name_valid(const char *text)
@@ -1106,8 +1252,10 @@ int main(void)
 		test_hmac();
 	}
 	test_sha256_paths();
+	test_poly1305();
 	test_siphash();
 	test_auth();
+	test_message_mac();
 	test_client_names();
 	test_parser();
 	test_outq();
