@@ -91,14 +91,6 @@ static void queue_end(struct conn *conn)
 		outq_clear(&conn->out);
 }
 
-/* What free_pages tells this connection: within its client's quota, once known. */
-static uint64_t conn_free_pages(const struct conn *conn)
-{
-	if (!conn->ns)
-		return server_free_pages(conn->srv);
-	return server_client_free_pages(conn->srv, conn->ns->client);
-}
-
 static void queue_header(struct conn *conn, uint16_t type, uint16_t flags, uint32_t tag,
 			 uint32_t count, uint32_t length, uint32_t status, uint64_t free_pages)
 {
@@ -128,7 +120,7 @@ static void queue_reply(struct conn *conn, const struct proto_header *req, uint3
 			uint32_t length)
 {
 	queue_header(conn, req->type | NSWAP2L_MSG_REPLY, 0, req->tag, req->count, length, status,
-		     conn_free_pages(conn));
+		     server_client_free_pages(conn->srv, conn->ns));
 	if (status != NSWAP2L_OK && conn->ns)
 		conn->ns->stats.errors++;
 }
@@ -218,7 +210,7 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	/* The client must know whether the pages it stored here still are. */
 	queue_header(conn, req->hdr.type | NSWAP2L_MSG_REPLY,
 		     found ? NSWAP2L_FLAG_NAMESPACE_FOUND : 0, req->hdr.tag, req->hdr.count,
-		     sizeof(mac), NSWAP2L_OK, conn_free_pages(conn));
+		     sizeof(mac), NSWAP2L_OK, server_client_free_pages(conn->srv, conn->ns));
 	queue(conn, mac, sizeof(mac));
 	auth_session_keys(key, name, conn->hello.client_id, conn->hello.client_nonce,
 			  conn->server_nonce, &conn->keys);
@@ -231,10 +223,12 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 static void handle_put(struct conn *conn, const struct proto_request *req)
 {
 	struct server *srv = conn->srv;
+	size_t used_before = conn->ns->pages.used;
 	enum store_status status;
 
 	status = store_put(&srv->pool, &conn->ns->pages, req->keys, req->pages, req->hdr.count,
-			   conn_free_pages(conn));
+			   server_client_free_pages(conn->srv, conn->ns));
+	server_pages_changed(conn->ns, used_before);
 	queue_reply(conn, &req->hdr, status == STORE_OK ? NSWAP2L_OK : NSWAP2L_ERR_NOSPC, 0);
 }
 
@@ -254,9 +248,11 @@ static void handle_get(struct conn *conn, const struct proto_request *req)
 
 static void handle_free(struct conn *conn, const struct proto_request *req)
 {
+	size_t used_before = conn->ns->pages.used;
 	uint32_t were_asked;
 
 	store_free(&conn->srv->pool, &conn->ns->pages, req->keys, req->hdr.count, &were_asked);
+	server_pages_changed(conn->ns, used_before);
 	conn->ns->stats.evict_returned += were_asked;
 	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
 }
@@ -481,7 +477,7 @@ uint64_t conn_ask_eviction(struct conn *conn, uint64_t want)
 		for (i = 0; i < n; i++)
 			proto_put_key(payload, i, keys[i]);
 		queue_header(conn, NSWAP2L_MSG_EVICT, 0, first_tag + msg, n, n * PROTO_KEY_SIZE,
-			     NSWAP2L_OK, conn_free_pages(conn));
+			     NSWAP2L_OK, server_client_free_pages(conn->srv, conn->ns));
 		queue(conn, payload, n * PROTO_KEY_SIZE);
 		queue_end(conn);
 		conn->evict_unanswered |= 1ull << msg;

@@ -89,12 +89,17 @@ static void drain_output(struct conn *conn)
 
 static void check_counts(const struct server *srv)
 {
+	const struct client_account *account;
 	const struct namespace *ns;
-	uint64_t pages = 0;
+	uint64_t pages = 0, accounted = 0;
 
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		pages += ns->pages.used;
 	FUZZ_ASSERT(pages == server_held_pages(srv));
+	/* the clients' counts, kept as pages come and go, agree */
+	for (account = srv->accounts; account; account = account->next)
+		accounted += account->pages;
+	FUZZ_ASSERT(accounted == pages);
 }
 
 static void tick(struct server *srv, int64_t *avail_pages, int8_t step, uint64_t ms,

@@ -15,6 +15,71 @@
 #include "log.h"
 #include "server.h"
 
+static uint64_t client_quota(const struct server *srv,
+			     const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
+{
+	size_t i;
+
+	for (i = 0; i < srv->cfg.nr_quotas; i++)
+		if (!memcmp(srv->cfg.quotas[i].client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
+			return srv->cfg.quotas[i].pages;
+	return srv->cfg.have_default_quota ? srv->cfg.default_quota_pages : NO_MAX_PAGES;
+}
+
+uint64_t server_client_free_pages(const struct server *srv, const struct namespace *ns)
+{
+	uint64_t free_pages = server_free_pages(srv), quota, held;
+
+	if (!ns || ns->account->quota_pages == NO_MAX_PAGES)
+		return free_pages;
+	quota = ns->account->quota_pages;
+	held = ns->account->pages;
+	return held >= quota ? 0 : (quota - held < free_pages ? quota - held : free_pages);
+}
+
+void server_pages_changed(struct namespace *ns, size_t used_before)
+{
+	ns->account->pages += ns->pages.used;
+	ns->account->pages -= used_before;
+}
+
+static struct client_account *account_get(struct server *srv,
+					  const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
+{
+	struct client_account *account;
+
+	for (account = srv->accounts; account; account = account->next)
+		if (!memcmp(account->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
+			break;
+	if (!account) {
+		account = calloc(1, sizeof(*account));
+		if (!account)
+			return NULL;
+		memcpy(account->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
+		account->quota_pages = client_quota(srv, client);
+		account->next = srv->accounts;
+		srv->accounts = account;
+	}
+	account->namespaces++;
+	return account;
+}
+
+/* Frees @ns (unlinked by the caller) and its pages; its client's account goes with its last. */
+static void namespace_free(struct server *srv, struct namespace *ns)
+{
+	struct client_account *account = ns->account, **link;
+
+	account->pages -= ns->pages.used;
+	page_table_destroy(&ns->pages, &srv->pool);
+	free(ns);
+	if (--account->namespaces)
+		return;
+	for (link = &srv->accounts; *link != account; link = &(*link)->next)
+		;
+	*link = account->next;
+	free(account);
+}
+
 void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms)
 {
 	memset(srv, 0, sizeof(*srv));
@@ -34,8 +99,7 @@ void server_destroy(struct server *srv)
 		struct namespace *ns = srv->namespaces;
 
 		srv->namespaces = ns->next;
-		page_table_destroy(&ns->pages, &srv->pool);
-		free(ns);
+		namespace_free(srv, ns);
 	}
 	page_pool_destroy(&srv->pool);
 	auth_keyring_free(&srv->cfg.keys);
@@ -54,32 +118,6 @@ uint64_t server_free_pages(const struct server *srv)
 	if (srv->memory_unknown)
 		return 0;
 	return srv->limit_pages > held ? srv->limit_pages - held : 0;
-}
-
-uint64_t server_client_quota(const struct server *srv,
-			     const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
-{
-	size_t i;
-
-	for (i = 0; i < srv->cfg.nr_quotas; i++)
-		if (!memcmp(srv->cfg.quotas[i].client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
-			return srv->cfg.quotas[i].pages;
-	return srv->cfg.have_default_quota ? srv->cfg.default_quota_pages : NO_MAX_PAGES;
-}
-
-uint64_t server_client_free_pages(const struct server *srv,
-				  const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
-{
-	uint64_t free_pages = server_free_pages(srv), quota = server_client_quota(srv, client);
-	const struct namespace *ns;
-	uint64_t held = 0;
-
-	if (quota == NO_MAX_PAGES)
-		return free_pages;
-	for (ns = srv->namespaces; ns; ns = ns->next)
-		if (!memcmp(ns->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
-			held += ns->pages.used;
-	return held >= quota ? 0 : (quota - held < free_pages ? quota - held : free_pages);
 }
 
 void server_release_memory(struct server *srv)
@@ -148,8 +186,7 @@ static void expire_namespaces(struct server *srv)
 			 ns->id_hex, (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000,
 			 ns->pages.used);
 		*link = ns->next;
-		page_table_destroy(&ns->pages, &srv->pool);
-		free(ns);
+		namespace_free(srv, ns);
 	}
 }
 
@@ -242,7 +279,7 @@ static void announce_capacity(struct server *srv)
 		return;
 	list_for_each_entry(conn, &srv->conns, link)
 		if (conn->state == CONN_READY)
-			conn_send_capacity(conn, server_client_free_pages(srv, conn->ns->client));
+			conn_send_capacity(conn, server_client_free_pages(srv, conn->ns));
 	srv->announced_free = free_pages;
 }
 
@@ -404,6 +441,11 @@ struct namespace *server_bind_namespace(struct server *srv,
 		ns = calloc(1, sizeof(*ns));
 		if (!ns)
 			return NULL;
+		ns->account = account_get(srv, client);
+		if (!ns->account) {
+			free(ns);
+			return NULL;
+		}
 		memcpy(ns->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
 		memcpy(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 		proto_client_id_hex(id, ns->id_hex);

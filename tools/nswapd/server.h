@@ -66,9 +66,23 @@ struct namespace_stats {
 	uint64_t evict_returned;	/* of those, freed by the client */
 };
 
+/*
+ * A client name with namespaces here: the pages they hold together, kept
+ * as they change, so that a reply's free_pages (within the quota) costs
+ * nothing however many namespaces the server holds.
+ */
+struct client_account {
+	struct client_account *next;
+	char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE];
+	uint64_t quota_pages;		/* NO_MAX_PAGES: none */
+	uint64_t pages;			/* held in all its namespaces */
+	unsigned int namespaces;
+};
+
 struct namespace {
 	struct namespace *next;
 	char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* the name that authenticated */
+	struct client_account *account;
 	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
 	struct page_table pages;
@@ -83,6 +97,7 @@ struct server {
 	struct server_config cfg;
 	struct page_pool pool;
 	struct namespace *namespaces;
+	struct client_account *accounts;
 	struct list_head conns;		/* struct conn */
 	unsigned int conn_count;
 	uint64_t started_ms, now_ms;
@@ -110,15 +125,14 @@ void server_destroy(struct server *srv);
 uint64_t server_held_pages(const struct server *srv);
 /* Pages the server can take now, from anyone. */
 uint64_t server_free_pages(const struct server *srv);
-/* The quota of a client name, in pages (NO_MAX_PAGES: none). */
-uint64_t server_client_quota(const struct server *srv,
-			     const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE]);
 /*
- * Pages the server can take now from a client, within its quota: what goes
- * in the free_pages field of messages to that client.
+ * Pages the server can take now from the client of @ns, within its quota:
+ * what goes in the free_pages field of messages to that client (@ns NULL:
+ * not authenticated yet, no quota known).
  */
-uint64_t server_client_free_pages(const struct server *srv,
-				  const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE]);
+uint64_t server_client_free_pages(const struct server *srv, const struct namespace *ns);
+/* After a store_put or store_free on @ns: its client's count follows. */
+void server_pages_changed(struct namespace *ns, size_t used_before);
 
 /* Gives the memory of freed pages back to the system; before sampling it. */
 void server_release_memory(struct server *srv);

@@ -80,7 +80,7 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24], quota[24];
-		const char *quota_text = number_or_none(server_client_quota(srv, ns->client),
+		const char *quota_text = number_or_none(ns->account->quota_pages,
 							quota, sizeof(quota));
 
 		if (ns->connections)
