@@ -227,7 +227,7 @@ static void handle_put(struct conn *conn, const struct proto_request *req)
 	enum store_status status;
 
 	status = store_put(&srv->pool, &conn->ns->pages, req->keys, req->pages, req->hdr.count,
-			   server_client_free_pages(conn->srv, conn->ns));
+			   server_client_free_pages(srv, conn->ns));
 	server_pages_changed(conn->ns, used_before);
 	queue_reply(conn, &req->hdr, status == STORE_OK ? NSWAP2L_OK : NSWAP2L_ERR_NOSPC, 0);
 }

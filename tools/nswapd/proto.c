@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "proto.h"
 
 _Static_assert(sizeof(struct nswap2l_msg_header) == 32, "header is 32 bytes on the wire");
@@ -14,63 +15,30 @@ _Static_assert(sizeof(struct nswap2l_hello) == 96, "hello is 96 bytes on the wir
 _Static_assert(sizeof(struct nswap2l_hello_reply) == 48, "hello reply is 48 bytes on the wire");
 _Static_assert(sizeof(struct nswap2l_auth) == NSWAP2L_PROTO_MAC_SIZE, "auth is one MAC");
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
 #define HDR_OFF(field) offsetof(struct nswap2l_msg_header, field)
 
 void proto_decode_header(const uint8_t buf[PROTO_HEADER_SIZE], struct proto_header *hdr)
 {
-	hdr->magic = get32(buf + HDR_OFF(magic));
-	hdr->type = get16(buf + HDR_OFF(type));
-	hdr->flags = get16(buf + HDR_OFF(flags));
-	hdr->tag = get32(buf + HDR_OFF(tag));
-	hdr->count = get32(buf + HDR_OFF(count));
-	hdr->length = get32(buf + HDR_OFF(length));
-	hdr->status = get32(buf + HDR_OFF(status));
-	hdr->free_pages = get64(buf + HDR_OFF(free_pages));
+	hdr->magic = load_le32(buf + HDR_OFF(magic));
+	hdr->type = load_le16(buf + HDR_OFF(type));
+	hdr->flags = load_le16(buf + HDR_OFF(flags));
+	hdr->tag = load_le32(buf + HDR_OFF(tag));
+	hdr->count = load_le32(buf + HDR_OFF(count));
+	hdr->length = load_le32(buf + HDR_OFF(length));
+	hdr->status = load_le32(buf + HDR_OFF(status));
+	hdr->free_pages = load_le64(buf + HDR_OFF(free_pages));
 }
 
 void proto_encode_header(uint8_t buf[PROTO_HEADER_SIZE], const struct proto_header *hdr)
 {
-	put32(buf + HDR_OFF(magic), hdr->magic);
-	put16(buf + HDR_OFF(type), hdr->type);
-	put16(buf + HDR_OFF(flags), hdr->flags);
-	put32(buf + HDR_OFF(tag), hdr->tag);
-	put32(buf + HDR_OFF(count), hdr->count);
-	put32(buf + HDR_OFF(length), hdr->length);
-	put32(buf + HDR_OFF(status), hdr->status);
-	put64(buf + HDR_OFF(free_pages), hdr->free_pages);
+	store_le32(buf + HDR_OFF(magic), hdr->magic);
+	store_le16(buf + HDR_OFF(type), hdr->type);
+	store_le16(buf + HDR_OFF(flags), hdr->flags);
+	store_le32(buf + HDR_OFF(tag), hdr->tag);
+	store_le32(buf + HDR_OFF(count), hdr->count);
+	store_le32(buf + HDR_OFF(length), hdr->length);
+	store_le32(buf + HDR_OFF(status), hdr->status);
+	store_le64(buf + HDR_OFF(free_pages), hdr->free_pages);
 }
 
 /* The payload length a request of this type and count must have. */
@@ -139,12 +107,12 @@ const char *proto_check_request_header(const struct proto_header *hdr)
 
 uint64_t proto_key(const uint8_t *keys, uint32_t i)
 {
-	return get64(keys + (size_t)i * PROTO_KEY_SIZE);
+	return load_le64(keys + (size_t)i * PROTO_KEY_SIZE);
 }
 
 void proto_put_key(uint8_t *keys, uint32_t i, uint64_t key)
 {
-	put64(keys + (size_t)i * PROTO_KEY_SIZE, key);
+	store_le64(keys + (size_t)i * PROTO_KEY_SIZE, key);
 }
 
 #define HELLO_OFF(field) offsetof(struct nswap2l_hello, field)
@@ -152,9 +120,9 @@ void proto_put_key(uint8_t *keys, uint32_t i, uint64_t key)
 
 static void decode_hello(const uint8_t *p, struct nswap2l_hello *hello)
 {
-	hello->version_min = get32(p + HELLO_OFF(version_min));
-	hello->version_max = get32(p + HELLO_OFF(version_max));
-	hello->capabilities = get64(p + HELLO_OFF(capabilities));
+	hello->version_min = load_le32(p + HELLO_OFF(version_min));
+	hello->version_max = load_le32(p + HELLO_OFF(version_max));
+	hello->capabilities = load_le64(p + HELLO_OFF(capabilities));
 	memcpy(hello->client_id, p + HELLO_OFF(client_id), sizeof(hello->client_id));
 	memcpy(hello->client_nonce, p + HELLO_OFF(client_nonce), sizeof(hello->client_nonce));
 	memcpy(hello->client_name, p + HELLO_OFF(client_name), sizeof(hello->client_name));
@@ -162,9 +130,9 @@ static void decode_hello(const uint8_t *p, struct nswap2l_hello *hello)
 
 void proto_encode_hello(uint8_t *p, const struct nswap2l_hello *hello)
 {
-	put32(p + HELLO_OFF(version_min), hello->version_min);
-	put32(p + HELLO_OFF(version_max), hello->version_max);
-	put64(p + HELLO_OFF(capabilities), hello->capabilities);
+	store_le32(p + HELLO_OFF(version_min), hello->version_min);
+	store_le32(p + HELLO_OFF(version_max), hello->version_max);
+	store_le64(p + HELLO_OFF(capabilities), hello->capabilities);
 	memcpy(p + HELLO_OFF(client_id), hello->client_id, sizeof(hello->client_id));
 	memcpy(p + HELLO_OFF(client_nonce), hello->client_nonce, sizeof(hello->client_nonce));
 	memcpy(p + HELLO_OFF(client_name), hello->client_name, sizeof(hello->client_name));
@@ -172,17 +140,17 @@ void proto_encode_hello(uint8_t *p, const struct nswap2l_hello *hello)
 
 void proto_encode_hello_reply(uint8_t *p, const struct nswap2l_hello_reply *reply)
 {
-	put32(p + REPLY_OFF(version), reply->version);
-	put32(p + REPLY_OFF(max_pages), reply->max_pages);
-	put64(p + REPLY_OFF(capabilities), reply->capabilities);
+	store_le32(p + REPLY_OFF(version), reply->version);
+	store_le32(p + REPLY_OFF(max_pages), reply->max_pages);
+	store_le64(p + REPLY_OFF(capabilities), reply->capabilities);
 	memcpy(p + REPLY_OFF(server_nonce), reply->server_nonce, sizeof(reply->server_nonce));
 }
 
 void proto_decode_hello_reply(const uint8_t *p, struct nswap2l_hello_reply *reply)
 {
-	reply->version = get32(p + REPLY_OFF(version));
-	reply->max_pages = get32(p + REPLY_OFF(max_pages));
-	reply->capabilities = get64(p + REPLY_OFF(capabilities));
+	reply->version = load_le32(p + REPLY_OFF(version));
+	reply->max_pages = load_le32(p + REPLY_OFF(max_pages));
+	reply->capabilities = load_le64(p + REPLY_OFF(capabilities));
 	memcpy(reply->server_nonce, p + REPLY_OFF(server_nonce), sizeof(reply->server_nonce));
 }
 

@@ -384,10 +384,10 @@ void server_reload_clients(struct server *srv)
 
 		if (conn->state != CONN_READY)
 			continue;
-		key = auth_find_key(&fresh, conn->ns->client);
-		if (key && auth_key_equal(key, auth_find_key(&srv->cfg.keys, conn->ns->client)))
+		key = auth_find_key(&fresh, conn->ns->account->client);
+		if (key && auth_key_equal(key, auth_find_key(&srv->cfg.keys, conn->ns->account->client)))
 			continue;
-		log_info("peer %s: client %s %s, closing", conn->peer, conn->ns->client,
+		log_info("peer %s: client %s %s, closing", conn->peer, conn->ns->account->client,
 			 key ? "has a new key" : "was removed");
 		conn->state = CONN_CLOSING;
 	}
@@ -434,7 +434,7 @@ struct namespace *server_bind_namespace(struct server *srv,
 
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		if (!memcmp(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE) &&
-		    !memcmp(ns->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
+		    !memcmp(ns->account->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
 			break;
 	*found = ns;
 	if (!ns) {
@@ -446,13 +446,12 @@ struct namespace *server_bind_namespace(struct server *srv,
 			free(ns);
 			return NULL;
 		}
-		memcpy(ns->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
 		memcpy(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 		proto_client_id_hex(id, ns->id_hex);
 		page_table_init(&ns->pages);
 		ns->next = srv->namespaces;
 		srv->namespaces = ns;
-		log_info("namespace %s of client %s: new", ns->id_hex, ns->client);
+		log_info("namespace %s of client %s: new", ns->id_hex, ns->account->client);
 	}
 	ns->connections++;
 	return ns;

@@ -81,8 +81,7 @@ struct client_account {
 
 struct namespace {
 	struct namespace *next;
-	char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* the name that authenticated */
-	struct client_account *account;
+	struct client_account *account;	/* of the client name that authenticated */
 	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
 	struct page_table pages;

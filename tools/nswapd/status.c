@@ -91,7 +91,7 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 		if (render_line(out, "namespace client=%s id=%s pages=%zu connections=%u bytes_in=%llu "
 				"bytes_out=%llu requests=%llu errors=%llu evict_asked=%llu "
 				"evict_returned=%llu idle_s=%s quota_pages=%s",
-				ns->client, ns->id_hex, ns->pages.used, ns->connections,
+				ns->account->client, ns->id_hex, ns->pages.used, ns->connections,
 				(unsigned long long)ns->stats.bytes_in,
 				(unsigned long long)ns->stats.bytes_out,
 				(unsigned long long)ns->stats.requests,
