@@ -24,6 +24,9 @@ import struct
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from session_mac import message_mac  # noqa: E402
+
 MAGIC = 0x4C32574E
 VERSION = 3
 HELLO, AUTH, PUT, GET, FREE = 1, 2, 3, 4, 5
@@ -48,25 +51,13 @@ def recv_exactly(sock, n):
 sessions = {}
 
 
-def poly1305(key, message):
-    """Poly1305 (RFC 8439) of message under the one-time key."""
-    r = int.from_bytes(key[:16], "little") & 0x0FFFFFFC0FFFFFFC0FFFFFFC0FFFFFFF
-    s = int.from_bytes(key[16:], "little")
-    acc = 0
-    for start in range(0, len(message), 16):
-        block = int.from_bytes(message[start:start + 16] + b"\x01", "little")
-        acc = (acc + block) * r % (2**130 - 5)
-    return ((acc + s) % 2**128).to_bytes(16, "little")
-
-
 def sealed(sock, message):
     """message with its session MAC (nswap2l_proto.h), if sock has a session."""
     if sock not in sessions:
         return message
     key, seq = sessions[sock]
     sessions[sock][1] += 1
-    one_time_key = hmac.new(key, struct.pack("<Q", seq), hashlib.sha256).digest()
-    return message + poly1305(one_time_key, message)
+    return message + message_mac(key, seq, message)
 
 
 def connect(args, source):
