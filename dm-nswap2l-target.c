@@ -82,6 +82,7 @@ struct table_args {
 	const char *placement;
 	const char *prefetch;
 	const char *reliability;
+	const char *protect;
 	unsigned int timeout_secs;
 	bool overcommit;
 };
@@ -696,6 +697,8 @@ static int parse_arg(struct dm_target *ti, char *arg, struct table_args *args)
 		return set_once(ti, &args->client, value, "client=");
 	if (!strcmp(arg, "reliability"))
 		return set_once(ti, &args->reliability, value, "reliability=");
+	if (!strcmp(arg, "protect"))
+		return set_once(ti, &args->protect, value, "protect=");
 	if (!strcmp(arg, "timeout")) {
 		if (args->timeout_secs) {
 			nswap2l_bad_table(ti, "Option given twice", "timeout= given twice");
@@ -768,6 +771,17 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 				  "client= names us to Network RAM servers, but no netram= is given");
 		return -EINVAL;
 	}
+	if (args->protect && !args->tiers[NSWAP2L_TIER_NETRAM]) {
+		nswap2l_bad_table(ti, "protect= without netram=",
+				  "protect= is about Network RAM pages, but no netram= is given");
+		return -EINVAL;
+	}
+	if (args->protect && strlen(args->protect) >= NSWAP2L_PROTECT_NAME_SIZE) {
+		nswap2l_bad_table(ti, "Bad protect= option",
+				  "protect=%s: need none or an AEAD name of at most %u characters",
+				  args->protect, NSWAP2L_PROTECT_NAME_SIZE - 1);
+		return -EINVAL;
+	}
 	if (args->client && !client_name_valid(args->client)) {
 		nswap2l_bad_table(ti, "Bad client name",
 				  "client=%s: need 1 to %u characters of A-Z a-z 0-9 _ . -, not starting with '.'",
@@ -776,6 +790,8 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 	}
 	if (!args->client)
 		args->client = NSWAP2L_DEFAULT_CLIENT_NAME;
+	if (!args->protect && args->tiers[NSWAP2L_TIER_NETRAM])
+		args->protect = NSWAP2L_DEFAULT_PROTECT;
 	if (!args->timeout_secs)
 		args->timeout_secs = NSWAP2L_DEFAULT_TIMEOUT_SECS;
 	if (!args->placement)
@@ -962,6 +978,7 @@ static int create_tiers(struct nswap2l_table *t, struct nswap2l *nc,
 		.client_name = nc->client_name,
 		.reliability = nc->reliability,
 		.parity_group = nc->parity_group,
+		.protect = strcmp(nc->protect, "none") ? nc->protect : NULL,
 		.timeout_secs = nc->timeout_secs,
 		.device_pages = t->nr_pages,
 	};
@@ -1019,6 +1036,7 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	nc->reliability = t->reliability;
 	nc->parity_group = t->parity_group;
 	strscpy_pad(nc->client_name, args->client, sizeof(nc->client_name));
+	strscpy(nc->protect, args->protect ?: "", sizeof(nc->protect));
 	nc->suspended = true;	/* until the first resume */
 	mutex_init(&nc->control_mutex);
 	spin_lock_init(&nc->deferred_lock);
@@ -1154,6 +1172,12 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 		nswap2l_bad_table(ti, "A reload must keep the client name",
 				  "reload changes client= from '%s' to '%s': the servers hold pages under the live name",
 				  nc->client_name, args->client);
+		return -EINVAL;
+	}
+	if (strcmp(nc->protect, args->protect ?: "")) {
+		nswap2l_bad_table(ti, "A reload must keep protect=",
+				  "reload changes protect= from '%s' to '%s': the servers hold pages sealed under the live setting",
+				  nc->protect, args->protect ?: "");
 		return -EINVAL;
 	}
 	if (t->reliability != nc->reliability || t->parity_group != nc->parity_group) {
@@ -1421,6 +1445,8 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	bool default_timeout = timeout == NSWAP2L_DEFAULT_TIMEOUT_SECS;
 	bool named_client = nc->tiers[NSWAP2L_TIER_NETRAM] &&
 			    strcmp(nc->client_name, NSWAP2L_DEFAULT_CLIENT_NAME);
+	bool other_protect = nc->tiers[NSWAP2L_TIER_NETRAM] &&
+			     strcmp(nc->protect, NSWAP2L_DEFAULT_PROTECT);
 	struct nswap2l_prefetch_config prefetch;
 	char prefetch_arg[NSWAP2L_PREFETCH_CONFIG_LEN];
 	bool default_prefetch;
@@ -1435,7 +1461,7 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	nswap2l_prefetch_format(&prefetch, prefetch_arg, sizeof(prefetch_arg));
 
 	nr_args = !default_placement + overcommit + !!nc->key_spec + named_client + !default_timeout +
-		  !default_prefetch + (nc->reliability != NSWAP2L_RELIABILITY_NONE);
+		  !default_prefetch + (nc->reliability != NSWAP2L_RELIABILITY_NONE) + other_protect;
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		nr_args += !!nc->tiers[id];
 
@@ -1457,6 +1483,8 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 		DMEMIT(" reliability=%s", nswap2l_reliability_names[nc->reliability]);
 	if (nc->reliability == NSWAP2L_RELIABILITY_PARITY)
 		DMEMIT(",group=%u", nc->parity_group);
+	if (other_protect)
+		DMEMIT(" protect=%s", nc->protect);
 	if (!default_timeout)
 		DMEMIT(" timeout=%u", timeout);
 	if (!default_placement)

@@ -11,6 +11,7 @@
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
  *   netram_recover.c copies lost with a server made again (reliability=)
  *   netram_parity.c  reliability=parity: groups, their parity, rebuilds
+ *   netram_protect.c protect=: pages encrypted and authenticated end to end
  */
 #ifndef NSWAP2L_NETRAM_H
 #define NSWAP2L_NETRAM_H
@@ -20,6 +21,9 @@
 #include <linux/net.h>
 
 #include "nswap2l.h"
+
+struct netram_protect;
+struct netram_crypt;
 
 #define NETRAM_MAX_SERVERS	16	/* at a time; removed servers' slots are reused */
 #define NETRAM_NO_INDEX		NETRAM_MAX_SERVERS	/* not published yet */
@@ -125,8 +129,25 @@ struct netram_msg {
 	u64 seq;			/* send order, to resend in order */
 	unsigned long sent_at;
 	struct bio *bios[NSWAP2L_PROTO_MAX_PAGES];
+	/* keys; a PUT's or GET reply's seals follow them (netram_msg_seals()) */
 	__le64 keys[NETRAM_FREE_BATCH];
+	/*
+	 * protect=: a PUT's pages encrypted into bounce pages, sent in place of
+	 * the bios' (sealed points at it then); they go back to the pool when
+	 * the PUT is answered or sent again.
+	 */
+	struct bio *sealed;
+	struct bio bounce;
+	struct bio_vec bounce_vecs[NSWAP2L_PROTO_MAX_PAGES];
 };
+
+static inline struct nswap2l_seal *netram_msg_seals(struct netram_msg *msg)
+{
+	BUILD_BUG_ON(NSWAP2L_PROTO_MAX_PAGES * (sizeof(__le64) + NSWAP2L_PROTO_SEAL_SIZE) >
+		     sizeof(msg->keys));
+	BUILD_BUG_ON(sizeof(struct nswap2l_seal) != NSWAP2L_PROTO_SEAL_SIZE);
+	return (struct nswap2l_seal *)&msg->keys[msg->count];
+}
 
 /* Page segments handed to one sendmsg() of PUT data. */
 #define NETRAM_TX_SEGMENTS	32
@@ -138,7 +159,7 @@ struct netram_msg {
  */
 struct netram_tx {
 	struct nswap2l_msg_header hdr;
-	const __le64 *keys;
+	const __le64 *keys;		/* and a PUT's seals after them */
 	size_t keys_len;
 	struct bio *const *bios;	/* PUT: their pages follow the keys */
 	unsigned int nr_bios;
@@ -169,6 +190,8 @@ struct netram_server {
 	struct crypto_shash *tx_hmac, *rx_hmac;
 	u64 tx_seq;
 	u64 rx_seq;			/* receiver only */
+	/* protect=: the sender's (under send_mutex) and the receiver's */
+	struct netram_crypt *tx_crypt, *rx_crypt;
 
 	spinlock_t lock;		/* protects everything below */
 	enum netram_state state;
@@ -245,6 +268,7 @@ struct netram_tier {
 	enum nswap2l_reliability reliability;
 	unsigned int copies;		/* of every page it stores */
 	struct netram_parity *parity;	/* reliability=parity */
+	struct netram_protect *protect;	/* protect=, NULL for none */
 	unsigned int parity_group;	/* its members per group, at most */
 	atomic64_t next_key;
 	struct bio_set mirror_bios[NETRAM_MAX_COPIES];	/* a mirrored write's clones */
@@ -427,5 +451,20 @@ bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *p
 bool netram_parity_group_on(struct netram_tier *nt, u64 slot, struct netram_server *srv,
 			    const u64 *keys, unsigned int nr_keys);
 u64 netram_parity_rebuilt(struct netram_tier *nt);
+
+/* netram_protect.c */
+int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const char *aead);
+void netram_protect_destroy(struct netram_tier *nt);
+int netram_crypt_alloc(struct netram_server *srv);
+void netram_crypt_free(struct netram_server *srv);
+/* A PUT's pages into bounce pages (msg->sealed), their seals beside the keys. */
+int netram_seal_put(struct netram_server *srv, struct netram_msg *msg);
+/* Its bounce pages back to the pool, if it has any. */
+void netram_release_sealed(struct netram_tier *nt, struct netram_msg *msg);
+/* A GET reply's pages, decrypted in place: false if any of @bio's fail their check. */
+bool netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
+		     const struct nswap2l_seal *seals);
+void netram_emit_protect(struct netram_tier *nt, char *result, unsigned int maxlen,
+			 unsigned int *sz);
 
 #endif /* NSWAP2L_NETRAM_H */

@@ -210,15 +210,22 @@ static bool netram_next_tx(struct netram_server *srv)
 	while ((bio = bio_list_pop(&oversized)))
 		netram_refuse_bio(bio);
 
-	if (msg) {
-		bool put = msg->type == NSWAP2L_MSG_PUT;
-
+	if (msg && msg->type == NSWAP2L_MSG_PUT) {
+		if (netram_seal_put(srv, msg))
+			goto broken;
+		tx->keys = msg->keys;
+		tx->keys_len = msg->count * (sizeof(__le64) + NSWAP2L_PROTO_SEAL_SIZE);
+		/* protect=: the bounce pages, in one bio */
+		tx->bios = msg->sealed ? &msg->sealed : msg->bios;
+		tx->nr_bios = msg->sealed ? 1 : msg->nr_bios;
+		netram_fill_header(&tx->hdr, msg->type, tag, msg->count,
+				   tx->keys_len + msg->count * NSWAP2L_PROTO_PAGE_SIZE);
+	} else if (msg) {
 		tx->keys = msg->keys;
 		tx->keys_len = msg->count * sizeof(__le64);
-		tx->bios = put ? msg->bios : NULL;
-		tx->nr_bios = put ? msg->nr_bios : 0;
-		netram_fill_header(&tx->hdr, msg->type, tag, msg->count,
-				   tx->keys_len + (put ? msg->count * NSWAP2L_PROTO_PAGE_SIZE : 0));
+		tx->bios = NULL;
+		tx->nr_bios = 0;
+		netram_fill_header(&tx->hdr, msg->type, tag, msg->count, tx->keys_len);
 	} else if (have_reply) {
 		tx->keys = NULL;
 		tx->keys_len = 0;
@@ -230,15 +237,20 @@ static bool netram_next_tx(struct netram_server *srv)
 	} else {
 		return false;
 	}
-	if (netram_seal_tx(srv)) {
-		/* hmac(sha256) does not fail once keyed: a bug, not the server's */
-		WARN_ON_ONCE(1);
-		netram_shutdown_sock(srv, false);
-		return false;
-	}
+	if (netram_seal_tx(srv))
+		goto broken;
 	tx->len = sizeof(tx->hdr) + le32_to_cpu(tx->hdr.length) + sizeof(tx->mac);
 	tx->sent = 0;
 	return true;
+
+broken:
+	/*
+	 * hmac(sha256) and a synchronous AEAD do not fail once keyed: a bug,
+	 * not the server's.  The message goes again on the next connection.
+	 */
+	WARN_ON_ONCE(1);
+	netram_shutdown_sock(srv, false);
+	return false;
 }
 
 /*
@@ -453,24 +465,34 @@ static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg
 			       const struct nswap2l_msg_header *hdr)
 {
 	u32 status = le32_to_cpu(hdr->status), length = le32_to_cpu(hdr->length);
-	unsigned int i;
+	struct nswap2l_seal *seals = netram_msg_seals(msg);
+	size_t seals_len = msg->count * sizeof(*seals);
+	unsigned int i, page;
 	int r;
 
 	if (status == NSWAP2L_OK) {
-		if (length != msg->count * NSWAP2L_PROTO_PAGE_SIZE)
+		if (length != seals_len + msg->count * NSWAP2L_PROTO_PAGE_SIZE)
 			return -EPROTO;
-		for (i = 0; i < msg->nr_bios; i++) {
+		r = netram_xmit_buf(srv, srv->sock, false, seals, seals_len, 0);
+		for (i = 0; i < msg->nr_bios && !r; i++)
 			r = netram_recv_bio(srv, msg->bios[i]);
-			if (r)
-				return r;
-		}
 		/* Pages that fail their MAC are read again, never completed. */
-		r = netram_check_rx(srv, hdr, NULL, 0, msg->bios, msg->nr_bios);
+		if (!r)
+			r = netram_check_rx(srv, hdr, seals, seals_len, msg->bios, msg->nr_bios);
 		if (r)
 			return r;
 		netram_note_free(srv, le64_to_cpu(hdr->free_pages));
-		for (i = 0; i < msg->nr_bios; i++)
-			bio_endio(msg->bios[i]);
+		for (i = 0, page = 0; i < msg->nr_bios; i++) {
+			struct bio *bio = msg->bios[i];
+			unsigned int pages = netram_bio_pages(bio);	/* not after it ends */
+
+			/* The server's own doing: EIO, or the other copy. */
+			if (netram_open_bio(srv, bio, &msg->keys[page], &seals[page]))
+				bio_endio(bio);
+			else
+				netram_fail_bio(srv, bio);
+			page += pages;
+		}
 		return 0;
 	}
 	if (status != NSWAP2L_ERR_NOENT || length)
@@ -492,6 +514,7 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 		return -EPROTO;
 	if (status == NSWAP2L_ERR_NOSPC)
 		atomic64_set(&srv->free_estimate, 0);	/* until it says otherwise */
+	netram_release_sealed(srv->nt, msg);
 	for (i = 0; i < msg->nr_bios; i++) {
 		if (status == NSWAP2L_OK)
 			bio_endio(msg->bios[i]);
@@ -608,6 +631,8 @@ void netram_requeue_unanswered(struct netram_server *srv)
 				msg = &srv->msgs[tag];
 		__clear_bit(msg - srv->msgs, &pending);
 
+		/* sealed again when sent again, under a new nonce */
+		netram_release_sealed(srv->nt, msg);
 		for (i = 0; i < msg->nr_bios; i++)
 			bio_list_add(&resend, msg->bios[i]);
 		for (i = 0; msg->type == NSWAP2L_MSG_FREE && i < msg->count; i++)

@@ -153,6 +153,7 @@ struct nswap2l_tier_options {
 	const char *client_name;	/* client=, NUL-padded to the protocol's field */
 	enum nswap2l_reliability reliability;
 	unsigned int parity_group;	/* reliability=parity: pages per group, at most */
+	const char *protect;		/* protect=: the AEAD of Network RAM pages, NULL for none */
 	unsigned int timeout_secs;	/* Network RAM request timeout */
 	u64 device_pages;		/* a tier never needs more slots than this */
 };
@@ -160,6 +161,9 @@ struct nswap2l_tier_options {
 #define NSWAP2L_DEFAULT_TIMEOUT_SECS	30
 #define NSWAP2L_DEFAULT_CLIENT_NAME	"default"
 #define NSWAP2L_DEFAULT_PARITY_GROUP	5	/* Nswap's */
+/* Network RAM pages are encrypted and authenticated unless protect=none. */
+#define NSWAP2L_DEFAULT_PROTECT		"rfc7539(chacha20,poly1305)"
+#define NSWAP2L_PROTECT_NAME_SIZE	64
 #define NSWAP2L_MAX_PARITY_GROUP	7
 
 /*
@@ -460,6 +464,7 @@ struct nswap2l {
 	unsigned int parity_group;		/* so is this */
 	char *key_spec;				/* as given, for the table line */
 	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* client=, NUL-padded */
+	char protect[NSWAP2L_PROTECT_NAME_SIZE];	/* protect=, "none" or an AEAD; fixed */
 	bool suspended;				/* background I/O held */
 
 	/* Bios that a tier failed: rerouted or completed here, never in end_io. */

@@ -376,6 +376,7 @@ static void netram_emit_status(struct nswap2l_tier *tier, char *result,
 		sz += netram_format_server(nt->servers[i], result + sz, maxlen - sz);
 	}
 	netram_emit_recovery(nt, result, maxlen, &sz);
+	netram_emit_protect(nt, result, maxlen, &sz);
 	*sz_ptr = sz;
 }
 
@@ -400,8 +401,13 @@ static ssize_t netram_show_servers(struct nswap2l_tier *tier, char *buf)
 /* Frees a server whose threads are stopped (or never started). */
 static void netram_destroy_server(struct netram_server *srv)
 {
+	unsigned int tag;
+
 	netram_stop_server(srv);
 	netram_free_session(srv);
+	netram_crypt_free(srv);
+	for (tag = 0; srv->msgs && tag < NETRAM_TAGS; tag++)
+		netram_release_sealed(srv->nt, &srv->msgs[tag]);
 	kvfree(srv->msgs);
 	kvfree(srv->free_keys);
 	kvfree(srv->evict_buf);
@@ -489,7 +495,7 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 	srv->evict.keys = kvcalloc(NETRAM_EVICT_KEYS, sizeof(u64), GFP_KERNEL);
 	srv->evict.job_keys = kvcalloc(NETRAM_EVICT_KEYS, sizeof(u64), GFP_KERNEL);
 	if (!srv->msgs || !srv->free_keys || !srv->evict_buf || !srv->evict.keys ||
-	    !srv->evict.job_keys)
+	    !srv->evict.job_keys || netram_crypt_alloc(srv))
 		goto nomem;
 	if (netram_alloc_session(srv)) {
 		netram_error(nt, ti, "Cannot allocate hmac(sha256)",
@@ -678,6 +684,7 @@ static void netram_destroy(struct nswap2l_tier *tier)
 	bioset_exit(&nt->mirror_bios[0]);
 	bioset_exit(&nt->mirror_bios[1]);
 	netram_parity_destroy(nt);
+	netram_protect_destroy(nt);
 	kfree(nt);
 }
 
@@ -725,6 +732,9 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 			goto bad;
 	}
 
+	r = netram_protect_create(nt, ti, opts->protect);
+	if (r)
+		goto bad;
 	nt->hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);
 	if (IS_ERR(nt->hmac)) {
 		ti->error = "Cannot allocate hmac(sha256)";

@@ -49,7 +49,7 @@ log "wrong key: refused"
 head -c 100 /dev/urandom | tr '\000-\377' 'G' >"$WORK/garbage"
 closed_with garbage none "$WORK/garbage" "bad magic"
 
-{ header $MSG_PUT 1 4104; head -c 100 /dev/zero; } >"$WORK/truncated"
+{ header $MSG_PUT 1 $PUT_ITEM_SIZE; head -c 100 /dev/zero; } >"$WORK/truncated"
 probe s --key-file "$WORK/k.key" raw-close "$WORK/truncated" >/dev/null || fail "truncated: probe"
 sleep 0.2
 still_serving "truncated message"
@@ -69,6 +69,10 @@ closed_with "count zero" full "$WORK/count0" "count zero"
 
 { header $MSG_GET 2 24; le 1 8; le 2 8; le 3 8; } >"$WORK/length"
 closed_with "length mismatch" full "$WORK/length" "length does not match type and count"
+
+# a PUT framed as in version 3: the key and the page, no seal
+{ header $MSG_PUT 1 $((8 + 4096)); le 1 8; head -c 4096 /dev/zero; } >"$WORK/put-v3"
+closed_with "PUT without a seal" full "$WORK/put-v3" "length does not match type and count"
 
 { header $MSG_GET 1 8; le $((1 << KEY_LIMIT_SHIFT)) 8; } >"$WORK/key"
 closed_with "key over KEY_LIMIT" full "$WORK/key" "page key over limit"
@@ -100,10 +104,12 @@ header $((MSG_EVICT | MSG_REPLY)) 0 0 0 0 0x4c32574e 77 >"$WORK/evict-reply"
 closed_with "EVICT reply never asked" full "$WORK/evict-reply" "EVICT reply with a tag not asked"
 
 peer_log_room
-# a version 2 client (the HMAC-SHA256 session MAC) and one that is too new
-for versions in 2-2 4-5; do
+# clients of versions 2 (the HMAC-SHA256 session MAC) and 3 (pages without
+# seals), and ones too new; version 4 alone is enough
+for versions in 2-3 5-6; do
 	probe_ok s --key-file "$WORK/k.key" --versions $versions --expect version hello >/dev/null
 done
+probe_ok s --key-file "$WORK/k.key" --versions 4-4 hello >/dev/null
 assert_log s "no common protocol version"
 still_serving "no common version"
 log "no common version: refused"

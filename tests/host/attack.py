@@ -28,9 +28,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from session_mac import message_mac  # noqa: E402
 
 MAGIC = 0x4C32574E
-VERSION = 3
+VERSION = 4
 HELLO, AUTH, PUT, GET, FREE = 1, 2, 3, 4, 5
 PAGE_SIZE = 4096
+SEAL_SIZE = 24
 
 
 def header(mtype, tag=0, count=0, length=0):
@@ -146,7 +147,8 @@ def nonreading(args):
 
 def partial(args):
     sock = connect(args, args.source[0])
-    message = header(PUT, tag=1, count=1, length=8 + PAGE_SIZE) + bytes(8 + PAGE_SIZE)
+    length = 8 + SEAL_SIZE + PAGE_SIZE     # key, seal, page
+    message = header(PUT, tag=1, count=1, length=length) + bytes(length)
     sock.sendall(message[:args.bytes])
     start = time.monotonic()
     sock.settimeout(args.hold)

@@ -164,4 +164,8 @@ header() {
 # page keys must be below 1 << KEY_LIMIT_SHIFT
 KEY_LIMIT_SHIFT=$(sed -n 's/^#define NSWAP2L_PROTO_KEY_LIMIT[[:space:]]*(1ULL << \([0-9]*\)).*/\1/p' \
 	"$REPO_DIR/include/uapi/linux/nswap2l_proto.h")
+# a PUT carries, for each page, its key, its seal and the page
+SEAL_SIZE=$(sed -n 's/^#define NSWAP2L_PROTO_SEAL_SIZE[[:space:]]*\([0-9]*\).*/\1/p' \
+	"$REPO_DIR/include/uapi/linux/nswap2l_proto.h")
+PUT_ITEM_SIZE=$((8 + SEAL_SIZE + 4096))
 MSG_HELLO=1 MSG_AUTH=2 MSG_PUT=3 MSG_GET=4 MSG_FREE=5 MSG_CAPACITY=6 MSG_EVICT=7 MSG_REPLY=0x8000

@@ -110,11 +110,11 @@ netram_stat() {
 		for (i in names) off[names[i]] = i - 1 }
 	{ b = 10 + $5 * 6; if (NF < b || s >= $b) { print "missing"; exit } print $(b + 1 + s * 11 + off[f]) }'
 }
-# nsw_recovery name reliability|copies_lost|pages_lost|recovering|recovery_ms:
+# nsw_recovery name reliability|copies_lost|pages_lost|recovering|recovery_ms|protect|refused:
 # the Network RAM fields after the servers
 nsw_recovery() {
 	dmsetup status "$1" | awk -v f="$2" '
-	BEGIN { split("reliability copies_lost pages_lost recovering recovery_ms", names, " ")
+	BEGIN { split("reliability copies_lost pages_lost recovering recovery_ms protect refused", names, " ")
 		for (i in names) off[names[i]] = i }
 	{ b = 10 + $5 * 6; if (NF < b || !(f in off)) { print "missing"; exit } print $(b + $b * 11 + off[f]) }'
 }
@@ -145,7 +145,7 @@ nsw_check_shape() {
 	{
 		if ($3 != "nswap2l") { print "target is " $3; exit 1 }
 		if ($5 != nt) { print "#tiers is " $5 ", expected " nt; exit 1 }
-		words = 9 + 6 * nt + (ns == "" ? 0 : 1 + 11 * ns + 5) + 6
+		words = 9 + 6 * nt + (ns == "" ? 0 : 1 + 11 * ns + 5 + 2) + 6
 		if (NF != words) { print NF " words, expected " words; exit 1 }
 		for (i = 0; i < nt; i++) for (j = 1; j <= 5; j++) num(6 + i * 6 + j)
 		for (i = 6 + nt * 6; i <= 9 + nt * 6; i++) num(i)
@@ -165,6 +165,8 @@ nsw_check_shape() {
 		b = 11 + nt * 6 + ns * 11
 		if ($b !~ /^(none|mirror|parity)$/) { print "reliability " $b; exit 1 }
 		for (j = 1; j <= 4; j++) num(b + j)
+		if ($(b + 5) !~ /^(none|[a-z0-9]+\(.*\))$/) { print "protect " $(b + 5); exit 1 }
+		num(b + 6)
 	}' >/tmp/.shape || die "bad status shape for $1 ('$_st'): $(cat /tmp/.shape)"
 }
 

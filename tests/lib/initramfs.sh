@@ -17,8 +17,12 @@
 TOOLS_BINARIES=(dmsetup fio mke2fs mkfs.ext4 e2fsck tune2fs dumpe2fs mkswap swapon swapoff
 	blkdiscard fstrim losetup blockdev sha256sum dd stress-ng nbd-client blktrace blkparse)
 # Modules (by name) copied to the initramfs together with their dependencies.
+# The AEADs of protect= come by request_module: chacha20poly1305 (the
+# default) and gcm(aes), with their generic and x86 pieces.
 GUEST_MODULES=(virtio_pci virtio_blk virtio_net ext4 crc32c_generic crc32c_intel dm_mod
-	brd zram nbd loop lzo lzo_rle lz4 zstd)
+	brd zram nbd loop lzo lzo_rle lz4 zstd
+	chacha20poly1305 chacha_generic chacha_x86_64 poly1305_generic poly1305_x86_64
+	gcm ctr aesni_intel ghash_generic ghash_clmulni_intel)
 
 # build_tools_image OUT_IMG
 build_tools_image() {

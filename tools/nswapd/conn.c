@@ -226,22 +226,26 @@ static void handle_put(struct conn *conn, const struct proto_request *req)
 	size_t used_before = conn->ns->pages.used;
 	enum store_status status;
 
-	status = store_put(&srv->pool, &conn->ns->pages, req->keys, req->pages, req->hdr.count,
-			   server_client_free_pages(srv, conn->ns));
+	status = store_put(&srv->pool, &conn->ns->pages, req->keys, req->seals, req->pages,
+			   req->hdr.count, server_client_free_pages(srv, conn->ns));
 	server_pages_changed(conn->ns, used_before);
 	queue_reply(conn, &req->hdr, status == STORE_OK ? NSWAP2L_OK : NSWAP2L_ERR_NOSPC, 0);
 }
 
 static void handle_get(struct conn *conn, const struct proto_request *req)
 {
-	const uint8_t *pages[NSWAP2L_PROTO_MAX_PAGES];
+	const uint8_t *seals[NSWAP2L_PROTO_MAX_PAGES], *pages[NSWAP2L_PROTO_MAX_PAGES];
 	uint32_t i, count = req->hdr.count;
 
-	if (store_get(&conn->srv->pool, &conn->ns->pages, req->keys, count, pages) != STORE_OK) {
+	if (store_get(&conn->srv->pool, &conn->ns->pages, req->keys, count, seals, pages) !=
+	    STORE_OK) {
 		queue_reply(conn, &req->hdr, NSWAP2L_ERR_NOENT, 0);
 		return;
 	}
-	queue_reply(conn, &req->hdr, NSWAP2L_OK, count * PROTO_PAGE_SIZE);
+	queue_reply(conn, &req->hdr, NSWAP2L_OK, count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE));
+	/* all the seals, then all the pages, as the PUT sent them */
+	for (i = 0; i < count; i++)
+		queue(conn, seals[i], PROTO_SEAL_SIZE);
 	for (i = 0; i < count; i++)
 		queue(conn, pages[i], PROTO_PAGE_SIZE);
 }

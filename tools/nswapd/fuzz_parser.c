@@ -69,7 +69,7 @@ static void drain_output(struct conn *conn)
 		FUZZ_ASSERT(hdr.length <= NSWAP2L_PROTO_MAX_PAYLOAD);
 		FUZZ_ASSERT(len - pos - PROTO_HEADER_SIZE >= hdr.length);
 		if (hdr.type == (NSWAP2L_MSG_GET | NSWAP2L_MSG_REPLY) && hdr.status == NSWAP2L_OK)
-			FUZZ_ASSERT(hdr.length == hdr.count * PROTO_PAGE_SIZE);
+			FUZZ_ASSERT(hdr.length == hdr.count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE));
 		if (hdr.type == NSWAP2L_MSG_EVICT)
 			FUZZ_ASSERT(hdr.tag && hdr.count && hdr.length == hdr.count * PROTO_KEY_SIZE);
 		if (peer_session) {

@@ -113,14 +113,19 @@ static void keys(struct seed *s, uint16_t type, uint32_t tag, uint64_t first, ui
 	uint8_t buf[8];
 	uint32_t i;
 
-	header(s, type, tag, count, count * (8 + (type == NSWAP2L_MSG_PUT ? PROTO_PAGE_SIZE : 0)), 0);
+	header(s, type, tag, count,
+	       count * (8 + (type == NSWAP2L_MSG_PUT ? PROTO_SEAL_SIZE + PROTO_PAGE_SIZE : 0)), 0);
 	for (i = 0; i < count; i++) {
 		proto_put_key(buf, 0, first + i);
 		add(s, buf, sizeof(buf));
 	}
 	if (type == NSWAP2L_MSG_PUT) {
-		static uint8_t page[PROTO_PAGE_SIZE];
+		static uint8_t seal[PROTO_SEAL_SIZE], page[PROTO_PAGE_SIZE];
 
+		for (i = 0; i < count; i++) {
+			memset(seal, (int)(first + i) ^ 0x5e, sizeof(seal));
+			add(s, seal, sizeof(seal));
+		}
 		for (i = 0; i < count; i++) {
 			memset(page, (int)(first + i), sizeof(page));
 			add(s, page, sizeof(page));
@@ -169,14 +174,16 @@ int main(int argc, char **argv)
 	write_seed(argv[1], "auth-wrong", &s);
 
 	/*
-	 * memory pressure: 16 bytes a read and a tick after each, available
-	 * memory one page less each tick, from 530 pages over the reserve:
-	 * the PUT of 2 pages (~520 reads in) still fits, a few ticks later the
-	 * server is over its limit and asks (EVICT tag 1) for a page, which
-	 * the rest of the session frees and answers; the answer to a tag not
-	 * asked yet closes the connection at the end
+	 * memory pressure: 16 bytes a read and a tick after each (of no time,
+	 * so that the PUT, ~520 reads long, never meets the message timeout),
+	 * available memory one page less each tick, from 540 pages over the
+	 * reserve: the PUT of 2 pages (~530 reads in) still fits, a few ticks
+	 * later the server is over its limit and asks (EVICT tag 1) for a
+	 * page, which the rest of the session frees and answers; the answer
+	 * to a tag not asked yet closes the connection at the end
 	 */
-	config(&s, FUZZ_LAZY_READER, 15, 0, FUZZ_RESERVE_PAGES + 530, -1);
+	config(&s, FUZZ_LAZY_READER, 15, 0, FUZZ_RESERVE_PAGES + 540, -1);
+	s.data[FUZZ_TICK_MS] = 0;
 	handshake(&s, false, NSWAP2L_CAP_EVICT);
 	keys(&s, NSWAP2L_MSG_PUT, 10, 100, 2);
 	keys(&s, NSWAP2L_MSG_GET, 11, 100, 2);
@@ -245,6 +252,12 @@ int main(int argc, char **argv)
 	handshake(&s, false, 0);
 	header(&s, NSWAP2L_MSG_PUT, 5, 1, UINT32_MAX, 0);
 	write_seed(argv[1], "bad-length", &s);
+
+	/* the length of a version 3 PUT: a key and a page, no seal */
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, 0);
+	header(&s, NSWAP2L_MSG_PUT, 5, 1, 8 + PROTO_PAGE_SIZE, 0);
+	write_seed(argv[1], "put-without-seal", &s);
 
 	config(&s, 0, 255, 15, 1000, 0);
 	keys(&s, NSWAP2L_MSG_GET, 5, 1, 1);

@@ -2,12 +2,12 @@
 /*
  * nswap-probe: a small nswap2l protocol client for testing nswapd.
  *
- * Pages carry a pattern derived from (client id, key, seed), so that a GET
- * can tell correct data from stale, misplaced or foreign data.  Every
- * command ends with an outcome (ok, nospc, noent, auth, version, invalid,
- * closed, timeout, mismatch, badserver) printed as "outcome: X"; the exit
- * status is 0 when it is the one --expect names (default ok), 1 when not,
- * 2 on usage errors.
+ * Pages and their seals carry a pattern derived from (client id, key,
+ * seed), so that a GET can tell correct data and seals from stale,
+ * misplaced or foreign ones.  Every command ends with an outcome (ok,
+ * nospc, noent, auth, version, invalid, closed, timeout, mismatch,
+ * badserver) printed as "outcome: X"; the exit status is 0 when it is the
+ * one --expect names (default ok), 1 when not, 2 on usage errors.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,13 +30,14 @@
 
 #define PATTERN_MAGIC 0x4e53574150524f42ull	/* "NSWAPROB" */
 #define PAGE_WORDS (PROTO_PAGE_SIZE / 8)
+#define SEAL_WORDS (PROTO_SEAL_SIZE / 8)
 
 static const char usage_text[] =
 "usage: nswap-probe --server ADDR:PORT [options] COMMAND [ARGS]\n"
 "\n"
 "commands:\n"
-"  put KEYS...       store pattern pages (KEYS: N or FIRST-LAST)\n"
-"  get KEYS...       read pages and check their pattern\n"
+"  put KEYS...       store pattern pages and seals (KEYS: N or FIRST-LAST)\n"
+"  get KEYS...       read pages and check their pattern and seals\n"
 "  free KEYS...      free pages\n"
 "  hello             handshake only (see --handshake)\n"
 "  raw FILE          after the handshake send FILE's bytes, then print what\n"
@@ -200,9 +201,15 @@ static uint64_t client_id_hash(void)
 	return h;
 }
 
+/* Where the patterns of key's page and seal start. */
+static uint64_t pattern_origin(uint64_t key)
+{
+	return splitmix(key ^ splitmix(opt.seed ^ client_id_hash()));
+}
+
 static void fill_page(uint8_t *page, uint64_t key)
 {
-	uint64_t words[PAGE_WORDS], x = splitmix(key ^ splitmix(opt.seed ^ client_id_hash())) | 1;
+	uint64_t words[PAGE_WORDS], x = pattern_origin(key) | 1;
 	unsigned int i;
 
 	words[0] = PATTERN_MAGIC;
@@ -223,6 +230,28 @@ static bool page_matches(const uint8_t *page, uint64_t key)
 
 	fill_page(expected, key);
 	return !memcmp(page, expected, PROTO_PAGE_SIZE);
+}
+
+/*
+ * Unlike the seal of any other key, seed or client, and unlike the page:
+ * a server that loses, mixes up or keeps stale seals fails a GET.
+ */
+static void fill_seal(uint8_t *seal, uint64_t key)
+{
+	uint64_t words[SEAL_WORDS], x = pattern_origin(key);
+	unsigned int i;
+
+	for (i = 0; i < SEAL_WORDS; i++)
+		words[i] = x = splitmix(x);
+	memcpy(seal, words, PROTO_SEAL_SIZE);
+}
+
+static bool seal_matches(const uint8_t *seal, uint64_t key)
+{
+	uint8_t expected[PROTO_SEAL_SIZE];
+
+	fill_seal(expected, key);
+	return !memcmp(seal, expected, PROTO_SEAL_SIZE);
 }
 
 static void send_bytes(struct client *cl, const void *data, size_t len)
@@ -523,6 +552,10 @@ static const char *run_requests(struct client *cl, uint16_t type, const uint64_t
 				proto_put_key(payload, k, keys[next + k]);
 			if (type == NSWAP2L_MSG_PUT) {
 				for (k = 0; k < n; k++)
+					fill_seal(payload + length + (size_t)k * PROTO_SEAL_SIZE,
+						  keys[next + k]);
+				length += (size_t)n * PROTO_SEAL_SIZE;
+				for (k = 0; k < n; k++)
 					fill_page(payload + length + (size_t)k * PROTO_PAGE_SIZE,
 						  keys[next + k]);
 				length += (size_t)n * PROTO_PAGE_SIZE;
@@ -549,15 +582,21 @@ static const char *run_requests(struct client *cl, uint16_t type, const uint64_t
 				outcome = proto_status_name(cl->msg.hdr.status);
 		} else if (type == NSWAP2L_MSG_GET) {
 			const struct in_flight *f = &flight[i];
+			const uint8_t *seals = cl->msg.payload;
+			const uint8_t *pages = seals + f->count * PROTO_SEAL_SIZE;
 			size_t k;
 
-			if (cl->msg.hdr.length != f->count * PROTO_PAGE_SIZE)
+			if (cl->msg.hdr.length != f->count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE))
 				finish("badserver");
 			for (k = 0; k < f->count; k++) {
-				if (!page_matches(cl->msg.payload + k * PROTO_PAGE_SIZE,
-						  keys[f->first + k])) {
-					printf("key %llu: data mismatch\n",
-					       (unsigned long long)keys[f->first + k]);
+				unsigned long long key = keys[f->first + k];
+
+				if (!seal_matches(seals + k * PROTO_SEAL_SIZE, key)) {
+					printf("key %llu: seal mismatch\n", key);
+					outcome = "mismatch";
+				}
+				if (!page_matches(pages + k * PROTO_PAGE_SIZE, key)) {
+					printf("key %llu: data mismatch\n", key);
 					outcome = "mismatch";
 				}
 			}

@@ -14,6 +14,7 @@ _Static_assert(sizeof(struct nswap2l_msg_header) == 32, "header is 32 bytes on t
 _Static_assert(sizeof(struct nswap2l_hello) == 96, "hello is 96 bytes on the wire");
 _Static_assert(sizeof(struct nswap2l_hello_reply) == 48, "hello reply is 48 bytes on the wire");
 _Static_assert(sizeof(struct nswap2l_auth) == NSWAP2L_PROTO_MAC_SIZE, "auth is one MAC");
+_Static_assert(sizeof(struct nswap2l_seal) == NSWAP2L_PROTO_SEAL_SIZE, "a seal is 24 bytes on the wire");
 
 #define HDR_OFF(field) offsetof(struct nswap2l_msg_header, field)
 
@@ -59,7 +60,7 @@ static const char *check_count_and_length(const struct proto_header *hdr)
 		break;
 	case NSWAP2L_MSG_PUT:
 		max_count = NSWAP2L_PROTO_MAX_PAGES;
-		per_item = PROTO_KEY_SIZE + PROTO_PAGE_SIZE;
+		per_item = PROTO_KEY_SIZE + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE;
 		break;
 	case NSWAP2L_MSG_GET:
 		max_count = NSWAP2L_PROTO_MAX_PAGES;
@@ -185,6 +186,7 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
 
 	req->payload = buf + PROTO_HEADER_SIZE;
 	req->keys = NULL;
+	req->seals = NULL;
 	req->pages = NULL;
 	req->mac = NULL;
 	switch (hdr->type) {
@@ -199,8 +201,9 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
 		req->mac = req->payload;
 		break;
 	case NSWAP2L_MSG_PUT:
-		/* the pages follow the keys, which are checked like GET's and FREE's */
-		req->pages = req->payload + (size_t)hdr->count * PROTO_KEY_SIZE;
+		/* seals, then pages, follow the keys, which are checked like GET's and FREE's */
+		req->seals = req->payload + (size_t)hdr->count * PROTO_KEY_SIZE;
+		req->pages = req->seals + (size_t)hdr->count * PROTO_SEAL_SIZE;
 		/* fall through */
 	case NSWAP2L_MSG_GET:
 	case NSWAP2L_MSG_FREE:

@@ -16,6 +16,7 @@
 #define PROTO_HEADER_SIZE ((uint32_t)sizeof(struct nswap2l_msg_header))
 #define PROTO_KEY_SIZE 8u
 #define PROTO_PAGE_SIZE ((uint32_t)NSWAP2L_PROTO_PAGE_SIZE)
+#define PROTO_SEAL_SIZE ((uint32_t)NSWAP2L_PROTO_SEAL_SIZE)
 #define PROTO_MSG_MAC_SIZE ((uint32_t)NSWAP2L_PROTO_MSG_MAC_SIZE)
 /* Largest whole message the server ever has to buffer, with its MAC. */
 #define PROTO_MAX_MESSAGE (PROTO_HEADER_SIZE + NSWAP2L_PROTO_MAX_PAYLOAD + PROTO_MSG_MAC_SIZE)
@@ -34,13 +35,15 @@ struct proto_header {
 
 /*
  * A validated client->server message.  keys point into the receive buffer
- * (little-endian, read them with proto_key()); for PUT, pages follows the
- * keys, count * PROTO_PAGE_SIZE bytes.
+ * (little-endian, read them with proto_key()); for PUT, seals follows the
+ * keys, count * PROTO_SEAL_SIZE bytes, and pages the seals, count *
+ * PROTO_PAGE_SIZE bytes.
  */
 struct proto_request {
 	struct proto_header hdr;
 	const uint8_t *payload;
 	const uint8_t *keys;
+	const uint8_t *seals;
 	const uint8_t *pages;
 	struct nswap2l_hello hello;	/* HELLO only, decoded */
 	const uint8_t *mac;		/* AUTH only */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Page storage: a pool of 4 KiB frames carved from mlock'ed, mmap'ed slabs,
- * and per-namespace hash tables from page key to frame.
+ * each frame with room for its page's seal, and per-namespace hash tables
+ * from page key to frame.
  */
 #ifndef NSWAPD_STORE_H
 #define NSWAPD_STORE_H
@@ -63,16 +64,21 @@ void page_table_init(struct page_table *table);
 void page_table_destroy(struct page_table *table, struct page_pool *pool);
 
 /*
- * Stores count pages under count keys (little-endian, as on the wire):
- * every page or, when more than max_new of the keys are new or memory runs
- * out, none (STORE_NOSPC).
+ * Stores count pages and their seals under count keys (little-endian, as on
+ * the wire), replacing the seal of a page overwritten: every page or, when
+ * more than max_new of the keys are new or memory runs out, none
+ * (STORE_NOSPC).
  */
 enum store_status store_put(struct page_pool *pool, struct page_table *table,
-			    const uint8_t *keys, const uint8_t *pages, uint32_t count,
-			    uint64_t max_new);
-/* Points pages[i] at the data of keys[i], or STORE_NOENT if any is missing. */
+			    const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
+			    uint32_t count, uint64_t max_new);
+/*
+ * Points seals[i] and pages[i] at the seal and data of keys[i], or
+ * STORE_NOENT if any is missing.
+ */
 enum store_status store_get(const struct page_pool *pool, const struct page_table *table,
-			    const uint8_t *keys, uint32_t count, const uint8_t **pages);
+			    const uint8_t *keys, uint32_t count, const uint8_t **seals,
+			    const uint8_t **pages);
 /*
  * Frees the pages of the keys that are held; missing keys are ignored.
  * Returns the pages freed, *were_asked how many of them had been named in

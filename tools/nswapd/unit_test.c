@@ -494,6 +494,9 @@ static void test_client_names(void)
 	CHECK(auth_load_clients(dir, &ring, err, sizeof(err)) && strstr(err, "cannot open"));
 }
 
+/* Bytes of one page in a PUT: key, seal, page. */
+#define PUT_ITEM_SIZE (8 + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE)
+
 /* Builds a request: header and payload_len bytes of payload (keys as given). */
 static size_t build(uint8_t *buf, uint16_t type, uint32_t count, uint32_t length,
 		    const uint64_t *keys, uint32_t nkeys)
@@ -537,6 +540,11 @@ static void test_parser(void)
 	len = build(buf, NSWAP2L_MSG_PUT, 64, NSWAP2L_PROTO_MAX_PAYLOAD, keys, 2);
 	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
 	CHECK(decode(buf, len - 1, &used, &why) == PROTO_NEED_MORE && used == len);
+	/* a PUT's keys, then its seals, then its pages */
+	len = build(buf, NSWAP2L_MSG_PUT, 2, 2 * PUT_ITEM_SIZE, keys, 2);
+	CHECK(proto_decode_request(buf, len, &req, &used, &why) == PROTO_COMPLETE &&
+	      req.keys == buf + PROTO_HEADER_SIZE && req.seals == req.keys + 2 * 8 &&
+	      req.pages == req.seals + 2 * PROTO_SEAL_SIZE);
 	/* a HELLO needs a client name */
 	len = build(buf, NSWAP2L_MSG_HELLO, 0, sizeof(struct nswap2l_hello), NULL, 0);
 	CHECK(decode(buf, len, &used, &why) == PROTO_INVALID && strstr(why, "client name"));
@@ -557,6 +565,7 @@ static void test_parser(void)
 	CHECK(INVALID(NSWAP2L_MSG_GET, 65, 520, NULL, 0));
 	CHECK(INVALID(NSWAP2L_MSG_GET, 2, 24, keys, 2));
 	CHECK(INVALID(NSWAP2L_MSG_PUT, 1, 8, keys, 1));
+	CHECK(INVALID(NSWAP2L_MSG_PUT, 1, 8 + PROTO_PAGE_SIZE, keys, 1));	/* version 3: no seal */
 	CHECK(INVALID(NSWAP2L_MSG_FREE, 1025, 8200, NULL, 0));
 	CHECK(INVALID(NSWAP2L_MSG_HELLO, 1, sizeof(struct nswap2l_hello), NULL, 0));
 	CHECK(INVALID(NSWAP2L_MSG_AUTH, 0, 31, NULL, 0));
@@ -630,11 +639,19 @@ static void put_keys(uint8_t *buf, const uint64_t *keys, uint32_t n)
 		proto_put_key(buf, i, keys[i]);
 }
 
+/* The first bytes of the page and the last of its seal are key (test_store's pattern). */
+static bool page_and_seal_hold(const uint8_t *page, const uint8_t *seal, uint64_t key)
+{
+	return !memcmp(page, &key, sizeof(key)) &&
+	       !memcmp(seal + PROTO_SEAL_SIZE - sizeof(key), &key, sizeof(key));
+}
+
 static void test_store(void)
 {
 	static uint8_t pages[NSWAP2L_PROTO_MAX_PAGES * PROTO_PAGE_SIZE];
+	uint8_t seals[NSWAP2L_PROTO_MAX_PAGES * PROTO_SEAL_SIZE] = { 0 };
 	uint8_t keybuf[NSWAP2L_PROTO_MAX_KEYS * 8];
-	const uint8_t *got[NSWAP2L_PROTO_MAX_PAGES];
+	const uint8_t *got[NSWAP2L_PROTO_MAX_PAGES], *got_seals[NSWAP2L_PROTO_MAX_PAGES];
 	uint64_t keys[NSWAP2L_PROTO_MAX_KEYS], picked[NSWAP2L_PROTO_MAX_KEYS];
 	struct page_pool pool;
 	struct page_table table;
@@ -646,40 +663,50 @@ static void test_store(void)
 	page_table_init(&table);
 	for (i = 0; i < 4; i++) {
 		keys[i] = 100 + i;
+		memset(seals + i * PROTO_SEAL_SIZE, 'A' + i, PROTO_SEAL_SIZE);
 		memset(pages + i * PROTO_PAGE_SIZE, 'a' + i, PROTO_PAGE_SIZE);
 	}
 	put_keys(keybuf, keys, 4);
-	CHECK(store_put(&pool, &table, keybuf, pages, 4, 3) == STORE_NOSPC);
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, 4, 3) == STORE_NOSPC);
 	CHECK(pool.frames_used == 0 && table.used == 0);
-	CHECK(store_put(&pool, &table, keybuf, pages, 4, 4) == STORE_OK);
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, 4, 4) == STORE_OK);
 	CHECK(pool.frames_used == 4);
-	CHECK(store_get(&pool, &table, keybuf, 4, got) == STORE_OK);
+	CHECK(store_get(&pool, &table, keybuf, 4, got_seals, got) == STORE_OK);
 	CHECK(got[2][0] == 'c' && got[2][PROTO_PAGE_SIZE - 1] == 'c');
-	/* overwrites need no room */
+	for (i = 0; i < 4; i++)
+		CHECK(!memcmp(got_seals[i], seals + i * PROTO_SEAL_SIZE, PROTO_SEAL_SIZE));
+	/* overwrites need no room, and replace the seal as well as the page */
+	memset(seals, 'Z', PROTO_SEAL_SIZE);
 	memset(pages, 'z', PROTO_PAGE_SIZE);
-	CHECK(store_put(&pool, &table, keybuf, pages, 1, 0) == STORE_OK);
-	CHECK(store_get(&pool, &table, keybuf, 1, got) == STORE_OK && got[0][0] == 'z');
-	/* a key twice in one PUT: the later page wins, one frame */
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, 1, 0) == STORE_OK);
+	CHECK(store_get(&pool, &table, keybuf, 2, got_seals, got) == STORE_OK && got[0][0] == 'z');
+	CHECK(!memcmp(got_seals[0], seals, PROTO_SEAL_SIZE) && got_seals[1][0] == 'B');
+	/* a key twice in one PUT: the later page and seal win, one frame */
 	keys[0] = keys[1] = 500;
 	put_keys(keybuf, keys, 2);
-	CHECK(store_put(&pool, &table, keybuf, pages, 2, 2) == STORE_OK);
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, 2, 2) == STORE_OK);
 	CHECK(pool.frames_used == 5);
-	CHECK(store_get(&pool, &table, keybuf, 1, got) == STORE_OK && got[0][0] == 'b');
+	CHECK(store_get(&pool, &table, keybuf, 1, got_seals, got) == STORE_OK && got[0][0] == 'b');
+	CHECK(!memcmp(got_seals[0], seals + PROTO_SEAL_SIZE, PROTO_SEAL_SIZE));
 	keys[0] = 999;
 	put_keys(keybuf, keys, 1);
-	CHECK(store_get(&pool, &table, keybuf, 1, got) == STORE_NOENT);
+	CHECK(store_get(&pool, &table, keybuf, 1, got_seals, got) == STORE_NOENT);
 	CHECK(store_free(&pool, &table, keybuf, 1, &asked) == 0);
 	page_table_destroy(&table, &pool);
 	CHECK(pool.frames_used == 0);
 
-	/* many keys: the table grows, every page stays findable, and shrinks back */
+	/* many keys: the table grows, every page and seal stays findable, and shrinks back */
+	memset(seals, 0, sizeof(seals));
 	for (k = 0; k < 20000; k += 64) {
 		for (i = 0; i < 64; i++) {
 			keys[i] = k * 3 + i * 3;	/* spread, not dense */
 			memcpy(pages + i * PROTO_PAGE_SIZE, &keys[i], sizeof(keys[i]));
+			/* at the seal's end: the whole seal is kept */
+			memcpy(seals + (i + 1) * PROTO_SEAL_SIZE - sizeof(keys[i]), &keys[i],
+			       sizeof(keys[i]));
 		}
 		put_keys(keybuf, keys, 64);
-		CHECK(store_put(&pool, &table, keybuf, pages, 64, UINT64_MAX) == STORE_OK);
+		CHECK(store_put(&pool, &table, keybuf, seals, pages, 64, UINT64_MAX) == STORE_OK);
 	}
 	total = 20032;
 	CHECK(table.used == total && pool.frames_used == total);
@@ -687,9 +714,9 @@ static void test_store(void)
 		for (i = 0; i < 64; i++)
 			keys[i] = k * 3 + i * 3;
 		put_keys(keybuf, keys, 64);
-		CHECK(store_get(&pool, &table, keybuf, 64, got) == STORE_OK);
+		CHECK(store_get(&pool, &table, keybuf, 64, got_seals, got) == STORE_OK);
 		for (i = 0; i < 64; i++)
-			CHECK(!memcmp(got[i], &keys[i], sizeof(keys[i])));
+			CHECK(page_and_seal_hold(got[i], got_seals[i], keys[i]));
 	}
 	/* eviction picks go round the table: each key once per cycle */
 	for (n = 0; n < total; n += i) {
@@ -714,11 +741,11 @@ static void test_store(void)
 	for (i = 0; i < 64; i++)
 		keys[i] = (20032 - 64 + i) * 3;
 	put_keys(keybuf, keys, 64);
-	CHECK(store_get(&pool, &table, keybuf, 64, got) == STORE_OK);
+	CHECK(store_get(&pool, &table, keybuf, 64, got_seals, got) == STORE_OK);
 	page_pool_release_free(&pool);
-	CHECK(store_get(&pool, &table, keybuf, 64, got) == STORE_OK);
+	CHECK(store_get(&pool, &table, keybuf, 64, got_seals, got) == STORE_OK);
 	for (i = 0; i < 64; i++)
-		CHECK(!memcmp(got[i], &keys[i], sizeof(keys[i])));
+		CHECK(page_and_seal_hold(got[i], got_seals[i], keys[i]));
 	page_table_destroy(&table, &pool);
 	page_pool_release_free(&pool);
 	for (i = 0; i < pool.slab_slots; i++)
@@ -936,6 +963,54 @@ static void test_session_macs(struct server *srv, const struct auth_key *key)
 	peer.on = false;
 }
 
+/*
+ * Seals come back byte for byte, all of them before the pages, and an
+ * overwrite replaces its page's seal; a PUT framed as in version 3 (no
+ * seals) closes the connection.  Leaves no page behind.
+ */
+static void test_seals(struct server *srv, const struct auth_key *key)
+{
+	static uint8_t put[3 * PUT_ITEM_SIZE], overwrite[PUT_ITEM_SIZE];
+	static uint8_t reply[3 * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE)];
+	uint8_t *seals = put + 3 * 8, *pages = seals + 3 * PROTO_SEAL_SIZE;
+	struct conn *conn = ready_conn(srv, key, 10);
+	struct proto_header hdr;
+	size_t i;
+
+	for (i = 0; i < sizeof(put); i++)
+		put[i] = (uint8_t)test_random();
+	for (i = 0; i < sizeof(overwrite); i++)
+		overwrite[i] = (uint8_t)test_random();
+	for (i = 0; i < 3; i++)
+		proto_put_key(put, (uint32_t)i, 40 + i);
+	proto_put_key(overwrite, 0, 41);
+	send_msg(conn, NSWAP2L_MSG_PUT, 1, 3, put, sizeof(put), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK);
+	send_msg(conn, NSWAP2L_MSG_GET, 2, 3, put, 3 * 8, 0);
+	hdr = take(conn, reply);
+	CHECK(hdr.status == NSWAP2L_OK && hdr.length == sizeof(reply));
+	CHECK(!memcmp(reply, seals, 3 * PROTO_SEAL_SIZE) &&
+	      !memcmp(reply + 3 * PROTO_SEAL_SIZE, pages, 3 * PROTO_PAGE_SIZE));
+
+	/* key 41 overwritten: its new seal and page, the others' as they were */
+	send_msg(conn, NSWAP2L_MSG_PUT, 3, 1, overwrite, sizeof(overwrite), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK);
+	memcpy(seals + PROTO_SEAL_SIZE, overwrite + 8, PROTO_SEAL_SIZE);
+	memcpy(pages + PROTO_PAGE_SIZE, overwrite + 8 + PROTO_SEAL_SIZE, PROTO_PAGE_SIZE);
+	send_msg(conn, NSWAP2L_MSG_GET, 4, 3, put, 3 * 8, 0);
+	hdr = take(conn, reply);
+	CHECK(hdr.status == NSWAP2L_OK && hdr.length == sizeof(reply));
+	CHECK(!memcmp(reply, seals, 3 * PROTO_SEAL_SIZE) &&
+	      !memcmp(reply + 3 * PROTO_SEAL_SIZE, pages, 3 * PROTO_PAGE_SIZE));
+
+	send_msg(conn, NSWAP2L_MSG_FREE, 5, 3, put, 3 * 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && !conn->ns->pages.used);
+	send_msg(conn, NSWAP2L_MSG_PUT, 6, 1, overwrite, 8 + PROTO_PAGE_SIZE, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	conn_close(conn);
+	peer.on = false;
+}
+
 static void test_session(void)
 {
 	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
@@ -971,20 +1046,20 @@ static void test_session(void)
 	CHECK(conn->state == CONN_CLOSING && srv.auth_failures == 1);
 	conn_close(conn);
 
-	/* version without overlap */
-	conn = conn_open(&srv, "test:2", 0);
-	{
-		struct nswap2l_hello h = { .version_min = NSWAP2L_PROTO_VERSION + 1,
-					   .version_max = NSWAP2L_PROTO_VERSION + 2,
+	/* versions without overlap: 2 and 3 (pages without seals), newer ones */
+	for (i = 0; i < 2; i++) {
+		struct nswap2l_hello h = { .version_min = i ? NSWAP2L_PROTO_VERSION + 1 : 2,
+					   .version_max = i ? NSWAP2L_PROTO_VERSION + 2 : 3,
 					   .client_name = "unit" };
 		uint8_t p[sizeof(h)];
 
+		conn = conn_open(&srv, "test:2", 0);
 		proto_encode_hello(p, &h);
 		send_msg(conn, NSWAP2L_MSG_HELLO, 1, 0, p, sizeof(p), 0);
+		hdr = take(conn, NULL);
+		CHECK(hdr.status == NSWAP2L_ERR_VERSION && conn->state == CONN_CLOSING);
+		conn_close(conn);
 	}
-	hdr = take(conn, NULL);
-	CHECK(hdr.status == NSWAP2L_ERR_VERSION && conn->state == CONN_CLOSING);
-	conn_close(conn);
 
 	/* a request before AUTH closes */
 	conn = conn_open(&srv, "test:3", 0);
@@ -1011,21 +1086,23 @@ static void test_session(void)
 	/* PUT 64, then GET in the same batch of input sees them */
 	for (i = 0; i < 64; i++) {
 		keys[i] = i;
-		memset(payload + 64 * 8 + i * PROTO_PAGE_SIZE, (int)i, PROTO_PAGE_SIZE);
+		memset(payload + 64 * (8 + PROTO_SEAL_SIZE) + i * PROTO_PAGE_SIZE, (int)i, PROTO_PAGE_SIZE);
 	}
 	put_keys(payload, keys, 64);
-	send_msg(conn, NSWAP2L_MSG_PUT, 10, 64, payload, 64 * (8 + PROTO_PAGE_SIZE), 0);
+	send_msg(conn, NSWAP2L_MSG_PUT, 10, 64, payload, 64 * PUT_ITEM_SIZE, 0);
 	send_msg(conn, NSWAP2L_MSG_GET, 11, 64, payload, 64 * 8, 0);
 	hdr = take(conn, NULL);
 	CHECK(hdr.tag == 10 && hdr.status == 0 && hdr.count == 64 && hdr.free_pages == 36);
 	hdr = take(conn, payload);
-	CHECK(hdr.tag == 11 && hdr.status == 0 && hdr.length == 64 * PROTO_PAGE_SIZE);
-	CHECK(payload[63 * PROTO_PAGE_SIZE] == 63 && payload[5 * PROTO_PAGE_SIZE + 4095] == 5);
+	CHECK(hdr.tag == 11 && hdr.status == 0 &&
+	      hdr.length == 64 * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE));
+	CHECK(payload[64 * PROTO_SEAL_SIZE + 63 * PROTO_PAGE_SIZE] == 63 &&
+	      payload[64 * PROTO_SEAL_SIZE + 5 * PROTO_PAGE_SIZE + 4095] == 5);
 	/* more than fits: NOSPC, nothing stored */
 	for (i = 0; i < 64; i++)
 		keys[i] = 1000 + i;
 	put_keys(payload, keys, 64);
-	send_msg(conn, NSWAP2L_MSG_PUT, 12, 64, payload, 64 * (8 + PROTO_PAGE_SIZE), 0);
+	send_msg(conn, NSWAP2L_MSG_PUT, 12, 64, payload, 64 * PUT_ITEM_SIZE, 0);
 	hdr = take(conn, NULL);
 	CHECK(hdr.status == NSWAP2L_ERR_NOSPC && server_held_pages(&srv) == 64);
 	send_msg(conn, NSWAP2L_MSG_GET, 13, 1, payload, 8, 0);
@@ -1048,7 +1125,7 @@ static void test_session(void)
 	send_msg(conn, NSWAP2L_MSG_GET, 14, 40, payload, 40 * 8, 0);
 	CHECK(take(conn, NULL).status == 0);
 	{
-		static uint8_t put[8 + PROTO_PAGE_SIZE];
+		static uint8_t put[PUT_ITEM_SIZE];
 
 		proto_put_key(put, 0, 3000);
 		send_msg(conn, NSWAP2L_MSG_PUT, 15, 1, put, sizeof(put), 0);
@@ -1069,7 +1146,7 @@ static void test_session(void)
 					      .cgroup_headroom = MEM_UNKNOWN,
 					      .available = MEM_UNKNOWN,
 					      .unknown_why = "cannot read MemAvailable" };
-		static uint8_t put[8 + PROTO_PAGE_SIZE];
+		static uint8_t put[PUT_ITEM_SIZE];
 
 		server_tick(&srv, &unknown);
 		CHECK(srv.memory_unknown && srv.limit_pages == 24 && server_free_pages(&srv) == 0);
@@ -1087,6 +1164,7 @@ static void test_session(void)
 	peer.on = false;
 
 	test_session_macs(&srv, &cfg.keys.shared_key);
+	test_seals(&srv, &cfg.keys.shared_key);
 
 	/* the namespace outlives the connection for the grace period only */
 	srv.now_ms += 1000;
@@ -1184,7 +1262,7 @@ static void test_limits(void)
 	struct conn *a, *b, *c, *d, *victim;
 	uint8_t header[PROTO_HEADER_SIZE];
 	struct proto_header put = { .magic = NSWAP2L_PROTO_MAGIC, .type = NSWAP2L_MSG_PUT,
-				    .count = 1, .length = 8 + PROTO_PAGE_SIZE };
+				    .count = 1, .length = PUT_ITEM_SIZE };
 	struct server srv;
 
 	server_init(&srv, &cfg, 1000);

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network RAM page protection (protect=, on by default): every page is
+ * encrypted and authenticated before it leaves the machine, with an AEAD of
+ * the crypto API under a random key made with the device, which never
+ * leaves the kernel.  A server then holds only ciphertext, and a page it
+ * gives back altered, under another key or from an older write fails its
+ * check: the read ends with EIO (or goes to the mirror copy, or is rebuilt
+ * from parity), counted in status, never wrong data.
+ *
+ * Each encryption takes the next value of a per-device counter as its
+ * nonce, so a nonce is never used twice under the key, not even by a PUT
+ * sent again after a reconnect (its page may have changed meanwhile).  The
+ * nonce and the tag are the page's seal, which the server keeps beside the
+ * page (include/uapi/linux/nswap2l_proto.h).  The AAD is the page key, and
+ * a protected tier is write-once (an overwrite takes a new key), so a
+ * server can neither move a page to another key nor give back an older
+ * version of it; another device's pages are under another key.
+ *
+ * Encryption writes into bounce pages, never into the writer's page; they
+ * come from a mempool made with the device, and each server's sender and
+ * receiver have their request made with the server, so the I/O path
+ * allocates nothing that can fail.  A GET reply is decrypted in place, in
+ * the bio's pages, before the bio completes.  Synchronous AEADs only: the
+ * sender and the receiver thread do the work, a page at a time.
+ */
+#include <crypto/aead.h>
+#include <linux/mempool.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+
+#include "netram.h"
+
+#define NETRAM_PROTECT_KEY_SIZE	32
+#define NETRAM_PROTECT_IV_SIZE	12
+#define NETRAM_PROTECT_TAG_SIZE	16
+/* A 4 KiB page of a bio is at most this many segments (a sector at least each). */
+#define NETRAM_PAGE_SEGMENTS	(NSWAP2L_PROTO_PAGE_SIZE / SECTOR_SIZE)
+
+struct netram_protect {
+	struct crypto_aead *aead;
+	mempool_t bounce_pool;
+	/* One waiter for the pool at a time: two never hold half a message each. */
+	struct mutex bounce_mutex;
+	atomic64_t last_nonce;
+	atomic64_t refused;		/* pages given back that failed their check */
+	char name[NSWAP2L_PROTECT_NAME_SIZE];
+};
+
+/* One direction's request, and what its scatterlists point at (never the stack). */
+struct netram_crypt {
+	struct aead_request *req;
+	__le64 aad;
+	u8 iv[NETRAM_PROTECT_IV_SIZE];
+	u8 tag[NETRAM_PROTECT_TAG_SIZE];
+	/* the AAD, a page's segments, and for a decryption the tag */
+	struct scatterlist src[1 + NETRAM_PAGE_SEGMENTS + 1];
+	struct scatterlist dst[3];
+};
+
+int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const char *aead)
+{
+	u8 key[NETRAM_PROTECT_KEY_SIZE];
+	struct netram_protect *p;
+	int r;
+
+	if (!aead)
+		return 0;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p) {
+		ti->error = "Cannot allocate page protection";
+		return -ENOMEM;
+	}
+	nt->protect = p;
+	mutex_init(&p->bounce_mutex);
+	strscpy(p->name, aead, sizeof(p->name));
+
+	/* Nothing asynchronous, nothing that allocates per request. */
+	p->aead = crypto_alloc_aead(aead, 0, CRYPTO_ALG_ASYNC | CRYPTO_ALG_ALLOCATES_MEMORY);
+	if (IS_ERR(p->aead)) {
+		r = PTR_ERR(p->aead);
+		p->aead = NULL;
+		nswap2l_bad_table(ti, "Bad protect= option",
+				  "protect=%s: need none or a synchronous AEAD of the crypto API, such as %s (error %d)",
+				  aead, NSWAP2L_DEFAULT_PROTECT, r);
+		return r;
+	}
+	if (crypto_aead_ivsize(p->aead) != NETRAM_PROTECT_IV_SIZE ||
+	    crypto_aead_setauthsize(p->aead, NETRAM_PROTECT_TAG_SIZE)) {
+		nswap2l_bad_table(ti, "Bad protect= option",
+				  "protect=%s: need an AEAD with a %u-byte nonce and a %u-byte tag",
+				  aead, NETRAM_PROTECT_IV_SIZE, NETRAM_PROTECT_TAG_SIZE);
+		return -EINVAL;
+	}
+	get_random_bytes(key, sizeof(key));
+	r = crypto_aead_setkey(p->aead, key, sizeof(key));
+	memzero_explicit(key, sizeof(key));
+	if (r) {
+		nswap2l_bad_table(ti, "Bad protect= option",
+				  "protect=%s: need an AEAD that takes a %u-bit key", aead,
+				  NETRAM_PROTECT_KEY_SIZE * 8);
+		return r;
+	}
+	/* One whole message: the most one sender waits for. */
+	r = mempool_init_page_pool(&p->bounce_pool, NSWAP2L_PROTO_MAX_PAGES, 0);
+	if (r) {
+		ti->error = "Cannot allocate bounce pages";
+		return r;
+	}
+	/* An overwrite in place would let a server give back the older version. */
+	nt->tier.write_once = true;
+	return 0;
+}
+
+void netram_protect_destroy(struct netram_tier *nt)
+{
+	struct netram_protect *p = nt->protect;
+
+	if (!p)
+		return;
+	mempool_exit(&p->bounce_pool);
+	if (p->aead)
+		crypto_free_aead(p->aead);
+	kfree(p);
+}
+
+static struct netram_crypt *netram_crypt_new(struct crypto_aead *aead)
+{
+	struct netram_crypt *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return NULL;
+	c->req = aead_request_alloc(aead, GFP_KERNEL);
+	if (!c->req) {
+		kfree(c);
+		return NULL;
+	}
+	aead_request_set_callback(c->req, 0, NULL, NULL);
+	aead_request_set_ad(c->req, sizeof(c->aad));
+	return c;
+}
+
+int netram_crypt_alloc(struct netram_server *srv)
+{
+	struct netram_protect *p = srv->nt->protect;
+
+	if (!p)
+		return 0;
+	srv->tx_crypt = netram_crypt_new(p->aead);
+	srv->rx_crypt = netram_crypt_new(p->aead);
+	return srv->tx_crypt && srv->rx_crypt ? 0 : -ENOMEM;
+}
+
+static void netram_crypt_put(struct netram_crypt *c)
+{
+	if (!c)
+		return;
+	aead_request_free(c->req);
+	kfree_sensitive(c);
+}
+
+void netram_crypt_free(struct netram_server *srv)
+{
+	netram_crypt_put(srv->tx_crypt);
+	netram_crypt_put(srv->rx_crypt);
+}
+
+/*
+ * The AAD and the next page of @bio from *@it in @sg, for the page with
+ * @key sealed with @nonce; returns the entries used, 0 if the page is in
+ * more pieces than a bio can have.
+ */
+static unsigned int netram_crypt_prepare(struct netram_crypt *c, struct scatterlist *sg,
+					 u64 key, u64 nonce, struct bio *bio,
+					 struct bvec_iter *it)
+{
+	unsigned int n = 1, left = NSWAP2L_PROTO_PAGE_SIZE;
+	__le64 nonce_le = cpu_to_le64(nonce);
+
+	c->aad = cpu_to_le64(key);
+	/* le32 0 || le64 nonce */
+	memset(c->iv, 0, sizeof(c->iv) - sizeof(nonce_le));
+	memcpy(c->iv + sizeof(c->iv) - sizeof(nonce_le), &nonce_le, sizeof(nonce_le));
+	sg_init_table(sg, 1 + NETRAM_PAGE_SEGMENTS + 1);
+	sg_set_buf(&sg[0], &c->aad, sizeof(c->aad));
+	while (left) {
+		struct bio_vec bv = bio_iter_iovec(bio, *it);
+		unsigned int len = min(bv.bv_len, left);
+
+		if (WARN_ON_ONCE(n > NETRAM_PAGE_SEGMENTS))
+			return 0;
+		sg_set_page(&sg[n++], bv.bv_page, len, bv.bv_offset);
+		bio_advance_iter_single(bio, it, len);
+		left -= len;
+	}
+	return n;
+}
+
+static int netram_encrypt_page(struct netram_protect *p, struct netram_crypt *c, u64 key,
+			       struct bio *bio, struct bvec_iter *it, struct page *out,
+			       struct nswap2l_seal *seal)
+{
+	u64 nonce = atomic64_inc_return(&p->last_nonce);
+	unsigned int n = netram_crypt_prepare(c, c->src, key, nonce, bio, it);
+	int r;
+
+	if (!n)
+		return -EINVAL;
+	sg_mark_end(&c->src[n - 1]);
+	sg_init_table(c->dst, ARRAY_SIZE(c->dst));
+	sg_set_buf(&c->dst[0], &c->aad, sizeof(c->aad));
+	sg_set_page(&c->dst[1], out, NSWAP2L_PROTO_PAGE_SIZE, 0);
+	sg_set_buf(&c->dst[2], c->tag, sizeof(c->tag));
+	aead_request_set_crypt(c->req, c->src, c->dst, NSWAP2L_PROTO_PAGE_SIZE, c->iv);
+	r = crypto_aead_encrypt(c->req);
+	if (r)
+		return r;
+	seal->nonce = cpu_to_le64(nonce);
+	memcpy(seal->tag, c->tag, sizeof(seal->tag));
+	return 0;
+}
+
+void netram_release_sealed(struct netram_tier *nt, struct netram_msg *msg)
+{
+	unsigned int i;
+
+	if (!msg->sealed)
+		return;
+	for (i = 0; i < msg->bounce.bi_vcnt; i++)
+		mempool_free(msg->bounce_vecs[i].bv_page, &nt->protect->bounce_pool);
+	msg->sealed = NULL;
+}
+
+/*
+ * dm-crypt's way: without waiting if the pages are there; else give back
+ * what was taken and wait, alone, for a whole message.
+ */
+static void netram_alloc_bounce(struct netram_tier *nt, struct netram_msg *msg)
+{
+	struct netram_protect *p = nt->protect;
+	gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
+	unsigned int i;
+
+	for (;;) {
+		bio_init(&msg->bounce, NULL, msg->bounce_vecs, ARRAY_SIZE(msg->bounce_vecs),
+			 REQ_OP_WRITE);
+		msg->sealed = &msg->bounce;
+		for (i = 0; i < msg->count; i++) {
+			struct page *page = mempool_alloc(&p->bounce_pool, gfp);
+
+			if (!page)
+				break;
+			__bio_add_page(&msg->bounce, page, NSWAP2L_PROTO_PAGE_SIZE, 0);
+		}
+		if (i == msg->count)
+			break;
+		netram_release_sealed(nt, msg);
+		mutex_lock(&p->bounce_mutex);
+		gfp = GFP_NOIO;		/* waits for the pool, never fails */
+	}
+	if (gfp == GFP_NOIO)
+		mutex_unlock(&p->bounce_mutex);
+}
+
+int netram_seal_put(struct netram_server *srv, struct netram_msg *msg)
+{
+	struct netram_protect *p = srv->nt->protect;
+	struct nswap2l_seal *seals = netram_msg_seals(msg);
+	unsigned int i, page = 0;
+	int r;
+
+	if (!p) {
+		memset(seals, 0, msg->count * sizeof(*seals));
+		return 0;
+	}
+	netram_alloc_bounce(srv->nt, msg);
+	for (i = 0; i < msg->nr_bios; i++) {
+		struct bio *bio = msg->bios[i];
+		struct bvec_iter it = bio->bi_iter;
+
+		while (it.bi_size) {
+			r = netram_encrypt_page(p, srv->tx_crypt, le64_to_cpu(msg->keys[page]), bio,
+						&it, msg->bounce_vecs[page].bv_page, &seals[page]);
+			if (r)
+				return r;
+			page++;
+		}
+	}
+	return 0;
+}
+
+bool netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
+		     const struct nswap2l_seal *seals)
+{
+	struct netram_protect *p = srv->nt->protect;
+	struct netram_crypt *c = srv->rx_crypt;
+	struct bvec_iter it = bio->bi_iter;
+	bool intact = true;
+	unsigned int i, n;
+
+	if (!p)
+		return true;
+	for (i = 0; it.bi_size; i++) {
+		u64 key = le64_to_cpu(keys[i]);
+
+		n = netram_crypt_prepare(c, c->src, key, le64_to_cpu(seals[i].nonce), bio, &it);
+		if (!n)
+			return false;
+		memcpy(c->tag, seals[i].tag, sizeof(c->tag));
+		sg_set_buf(&c->src[n], c->tag, sizeof(c->tag));
+		sg_mark_end(&c->src[n]);
+		aead_request_set_crypt(c->req, c->src, c->src,
+				       NSWAP2L_PROTO_PAGE_SIZE + sizeof(c->tag), c->iv);
+		if (crypto_aead_decrypt(c->req)) {
+			atomic64_inc(&p->refused);
+			DMERR_LIMIT("%s: server %s gave back page key %llu altered, moved or old: it fails its check",
+				    netram_dev_name(srv->nt), srv->name, key);
+			intact = false;
+		}
+	}
+	return intact;
+}
+
+void netram_emit_protect(struct netram_tier *nt, char *result, unsigned int maxlen,
+			 unsigned int *sz_ptr)
+{
+	struct netram_protect *p = nt->protect;
+	unsigned int sz = *sz_ptr;
+
+	DMEMIT(" %s %lld", p ? p->name : "none", p ? atomic64_read(&p->refused) : 0);
+	*sz_ptr = sz;
+}
