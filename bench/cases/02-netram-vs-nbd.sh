@@ -33,17 +33,8 @@ DEVICES="/dev/nbd0 /dev/mapper/nsw1 /dev/mapper/nsw2"
 
 # Map every page first, so that reads are served by the servers.
 for d in $DEVICES; do
-	dd if=/dev/urandom of=/tmp/chunk bs=1M count=1 2>/dev/null
-	i=0
-	while [ $i -lt "$REGION_MB" ]; do
-		dd if=/tmp/chunk of="$d" bs=1M seek=$i count=1 oflag=direct conv=notrunc 2>/dev/null ||
-			die "prefill of $d failed"
-		i=$((i + 1))
-	done
+	prefill_random "$d" "$REGION_MB"
 done
-
-# busy time of the guest's CPUs so far, in USER_HZ (100) ticks
-cpu_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 # sectors read and written on a block device so far
 # (/dev/mapper nodes are not symlinks here: find the device by its numbers)
 dev_sectors() {

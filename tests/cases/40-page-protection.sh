@@ -1,12 +1,13 @@
-# End-to-end page protection (protect=, on by default): a server that
+# End-to-end page protection (protect=AEAD, off by default for now): a server that
 # changes a page it holds, or gives back another page of ours in its place,
 # makes that read fail with EIO, counted in status and dmesg, never wrong
 # data.  Without protection the same server hands back the altered page,
 # which is what the check is for.  The table shows protect= when it is not
-# the default; an unknown AEAD and a reload that changes protect= are
-# refused with a dmesg line.
+# the default (none); an unknown AEAD and a reload that changes protect= are
+# refused with a dmesg line.  With reliability=mirror such a read goes to
+# the other copy and nothing is lost.
 # mem: 256M
-# servers: 1 max=64M
+# servers: 2 max=64M
 # disks: flash=16M
 # timeout: 600
 
@@ -16,41 +17,47 @@ KEY=$(netram_table_arg | cut -d' ' -f2)
 DEV=/dev/mapper/nsw
 PAGES=2048                                   # 8 MiB: 32 PUTs, past the server's --after
 
-table() { # [OPTION...]: a table over server 0
-	echo "0 $((PAGES * 8)) nswap2l $((2 + $#)) netram=$(netram_server 0) $KEY $*"
+SERVERS=$(netram_server 0)
+table() { # [OPTION...]: a table over $SERVERS
+	echo "0 $((PAGES * 8)) nswap2l $((2 + $#)) netram=$SERVERS $KEY $*"
 }
 
-# check MODE PROTECT OK EIO BAD: server 0 misbehaves so; a device with
-# protect=PROTECT (empty: the default) reads back OK pages, EIO unreadable,
-# BAD wrong
+CHACHA="rfc7539(chacha20,poly1305)"
+
+# check MODE PROTECT OK EIO BAD [OPTION...]: server 0 misbehaves so; a
+# device with protect=PROTECT (empty: the default) and the options reads
+# back OK pages, EIO unreadable, BAD wrong
 check() {
-	server_ctl misbehave 0 "$1" >/dev/null || die "misbehave 0 $1"
+	_mode=$1 _protect=$2 _want="$3 $4 $5" _options=${6:-}
+	server_ctl misbehave 0 "$_mode" >/dev/null || die "misbehave 0 $_mode"
 	dmesg_mark
-	dm_create nsw "$(table ${2:+protect=$2})" || die "create with protect='$2'"
-	nsw_check_shape nsw 1 1
-	blkpat write $DEV 0 $PAGES 1 >/dev/null || die "write ($1, protect '$2')"
-	set -- "$@" $(blkpat_scan_counts $DEV 0 $PAGES 1)
-	log "$1, protect '$2': ok=$6 eio=$7 bad=$8"
+	# shellcheck disable=SC2086
+	dm_create nsw "$(table ${_protect:+protect=$_protect} $_options)" ||
+		die "create with protect='$_protect' $_options"
+	nsw_check_shape nsw 1 "$(echo "$SERVERS" | tr ',' ' ' | wc -w)"
+	blkpat write $DEV 0 $PAGES 1 >/dev/null || die "write ($_mode, protect '$_protect')"
+	_got=$(blkpat_scan_counts $DEV 0 $PAGES 1)
+	log "$_mode, protect '$_protect' $_options: ok eio bad = $_got"
 	show_status nsw
-	assert_eq "$6 $7 $8" "$3 $4 $5" "pages ok, unreadable and wrong ($1, protect '$2')"
+	assert_eq "$_got" "$_want" "pages ok, unreadable and wrong ($_mode, protect '$_protect' $_options)"
 }
 
-# 1. the default protects, and the table does not spell it out
-check flip-stored-byte "" $((PAGES - 1)) 1 0
-assert_eq "$(nsw_recovery nsw protect)" "rfc7539(chacha20,poly1305)" "protection in status"
+# 1. ChaCha20-Poly1305 protects, and the table says so
+check flip-stored-byte "$CHACHA" $((PAGES - 1)) 1 0
+assert_eq "$(nsw_recovery nsw protect)" "$CHACHA" "protection in status"
 assert_ge "$(nsw_recovery nsw refused)" 1 "pages refused, in status"
 dmesg_new | grep -q "fails its check" || die "no dmesg line for the altered page"
-dmsetup table nsw | grep -q "protect=" && die "default protection spelled out: $(dmsetup table nsw)"
+dmsetup table nsw | grep -qF " protect=$CHACHA" || die "protect= not in the table: $(dmsetup table nsw)"
 
 # 2. a reload cannot change it
 dmesg_mark
-expect_fail "reload to protect=none" dmsetup reload nsw --table "$(table protect=none)"
+expect_fail "reload without protect=" dmsetup reload nsw --table "$(table)"
 dmesg_new | grep -q "A reload must keep protect=\|reload changes protect=" ||
 	die "no dmesg line for the refused reload: $(dmesg_new | tail -n 3)"
 dm_remove nsw || die "remove"
 
 # 3. a page moved to another key
-check move-stored-page "" $((PAGES - 1)) 1 0
+check move-stored-page "$CHACHA" $((PAGES - 1)) 1 0
 assert_ge "$(nsw_recovery nsw refused)" 1 "moved pages refused, in status"
 dm_remove nsw || die "remove"
 
@@ -59,11 +66,14 @@ check flip-stored-byte "gcm(aes)" $((PAGES - 1)) 1 0
 dmsetup table nsw | grep -q " protect=gcm(aes)" || die "protect=gcm(aes) not in the table: $(dmsetup table nsw)"
 dm_remove nsw || die "remove"
 
-# 5. protect=none: the altered page reads back altered (the check above is
-# what catches it), and the table says so
-check flip-stored-byte none $((PAGES - 1)) 0 1
+# 5. without protection (the default, and protect=none): the altered page
+# reads back altered (the check above is what catches it); the table does
+# not spell the default out
+check flip-stored-byte "" $((PAGES - 1)) 0 1
 assert_eq "$(nsw_recovery nsw protect)" none "protection in status"
-dmsetup table nsw | grep -q " protect=none" || die "protect=none not in the table: $(dmsetup table nsw)"
+dmsetup table nsw | grep -q "protect=" && die "default protect= spelled out: $(dmsetup table nsw)"
+dm_remove nsw || die "remove"
+check flip-stored-byte none $((PAGES - 1)) 0 1
 dm_remove nsw || die "remove"
 
 # 6. bad protect= values
@@ -75,6 +85,13 @@ expect_fail "protect= without netram=" dmsetup create nsw --table "0 8 nswap2l 2
 dmesg_new | grep -q "protect= without netram=\|protect= is about Network RAM" ||
 	die "no dmesg line for protect= without netram="
 assert_eq "$(dm_count)" 0 "devices left by refused tables"
+
+# 7. a mirrored device reads the other copy of an altered page
+SERVERS=$(netram_server 0),$(netram_server 1)
+check flip-stored-byte "$CHACHA" $PAGES 0 0 reliability=mirror
+assert_eq "$(nsw_recovery nsw refused)" 1 "altered pages refused, then read from the mirror"
+dmesg_new | grep -q "fails its check" || die "no dmesg line for the altered mirrored page"
+dm_remove nsw || die "remove"
 
 server_ctl misbehave 0 none >/dev/null || die "nswapd back"
 log "ok"

@@ -334,6 +334,21 @@ server_alive() { [ "$(server_ctl alive "$1")" = yes ]; }
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # fio_iops dev rw engine depth -> IOPS of a 4 KiB job over the case's
 # REGION_MB, RUNTIME seconds after a 1 s ramp
+# prefill_random DEV MB: map every page of DEV's first MB MiB with random
+# data (the same MiB over and over), so that reads are served by its tiers
+prefill_random() {
+	dd if=/dev/urandom of=/tmp/chunk bs=1M count=1 2>/dev/null
+	_pr_i=0
+	while [ $_pr_i -lt "$2" ]; do
+		dd if=/tmp/chunk of="$1" bs=1M seek=$_pr_i count=1 oflag=direct conv=notrunc 2>/dev/null ||
+			die "prefill of $1 failed"
+		_pr_i=$((_pr_i + 1))
+	done
+}
+
+# busy time of the guest's CPUs so far, in USER_HZ (100) ticks
+cpu_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+
 fio_iops() {
 	fio --name=b --filename="$1" --rw="$2" --ioengine="$3" --iodepth="$4" \
 		--bs=4k --direct=1 --size=${REGION_MB}M --time_based --runtime="$RUNTIME" \
