@@ -82,7 +82,7 @@ int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const ch
 		p->aead = NULL;
 		nswap2l_bad_table(ti, "Bad protect= option",
 				  "protect=%s: need none or a synchronous AEAD of the crypto API, such as %s (error %d)",
-				  aead, NSWAP2L_RECOMMENDED_PROTECT, r);
+				  aead, NSWAP2L_DEFAULT_PROTECT, r);
 		return r;
 	}
 	if (crypto_aead_ivsize(p->aead) != NETRAM_PROTECT_IV_SIZE ||

@@ -162,12 +162,10 @@ struct nswap2l_tier_options {
 #define NSWAP2L_DEFAULT_CLIENT_NAME	"default"
 #define NSWAP2L_DEFAULT_PARITY_GROUP	5	/* Nswap's */
 /*
- * protect= when the table names none.  Off until the test suite fits its
- * time with protection on (it costs 1.6-2x guest time under TCG emulation);
- * NSWAP2L_RECOMMENDED_PROTECT is the AEAD to name.
+ * protect= when the table names none: the crypto API picks the fastest
+ * ChaCha20-Poly1305 it has (SIMD where the CPU has it, else generic C).
  */
-#define NSWAP2L_DEFAULT_PROTECT		"none"
-#define NSWAP2L_RECOMMENDED_PROTECT	"rfc7539(chacha20,poly1305)"
+#define NSWAP2L_DEFAULT_PROTECT		"rfc7539(chacha20,poly1305)"
 #define NSWAP2L_PROTECT_NAME_SIZE	64
 #define NSWAP2L_MAX_PARITY_GROUP	7
 

@@ -12,7 +12,10 @@ netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 DEV=/dev/mapper/nsw
 PAGES=4096
-dm_create nsw "0 $((PAGES * 8)) nswap2l 3 netram=$(netram_server 0),$(netram_server 1) $KEY timeout=5" ||
+# protect=none: a protected tier never overwrites a page in place (each
+# write takes a new key), and the rerouting of in-place overwrites to a
+# server that is still up is part of what this case checks
+dm_create nsw "0 $((PAGES * 8)) nswap2l 4 netram=$(netram_server 0),$(netram_server 1) $KEY timeout=5 protect=none" ||
 	die "create failed"
 
 scan() { blkpat_scan_counts $DEV 0 $PAGES "$1"; } # seed -> "ok eio bad"

@@ -13,7 +13,10 @@ load_nswap2l
 netram_load_key >/dev/null
 DEV=/dev/mapper/nsw
 PAGES=8192                                  # 32 MiB over two 24 MiB servers
-dm_create nsw "0 $((PAGES * 8)) nswap2l 4 $(netram_table_arg) flash=$FLASH disk=$DISK" ||
+# protect=none: on a protected tier every overwrite frees its page's key and
+# takes a new one, which would mix the pages fio's rewrites free or place on
+# server 0 into the count of those the eviction moved
+dm_create nsw "0 $((PAGES * 8)) nswap2l 5 $(netram_table_arg) flash=$FLASH disk=$DISK protect=none" ||
 	die "create failed"
 COMMON="--filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c --verify_fatal=1 --bs=4k"
 

@@ -10,6 +10,8 @@
 # the same way on a loaded CI machine).  Then many refused writes at once,
 # more than the release queue (64 runs) holds: a write waiting for room
 # must not hold up the in-flight wait that makes room (fio with verify).
+# protect=none: only an unprotected tier overwrites a page in place (a
+# protected one writes every version under a new key, so nothing is refused).
 # mem: 256M
 # servers: 1
 # disks: flash=16M
@@ -22,7 +24,7 @@ server_ctl misbehave 0 refuse-overwrites >/dev/null || die "server 0 with refuse
 N=256
 DEV=/dev/mapper/rf
 HOLD=/sys/module/dm_nswap2l/parameters/fault_hold_ms
-dm_create rf "0 $((N * 8)) nswap2l 3 netram=$(netram_server 0) $KEY flash=$FLASH" || die "create"
+dm_create rf "0 $((N * 8)) nswap2l 4 netram=$(netram_server 0) $KEY flash=$FLASH protect=none" || die "create"
 blkpat write $DEV 0 $N 1 || die "write the pages"
 assert_eq "$(tier_stat rf netram used)" $N "pages on the server"
 
@@ -48,7 +50,7 @@ dm_remove rf || die "remove"
 
 # --- more refused writes at once than the release queue holds ---------------
 M=1024
-dm_create rf "0 $((M * 8)) nswap2l 3 netram=$(netram_server 0) $KEY flash=$FLASH" || die "create again"
+dm_create rf "0 $((M * 8)) nswap2l 4 netram=$(netram_server 0) $KEY flash=$FLASH protect=none" || die "create again"
 blkpat write $DEV 0 $M 3 || die "write $M pages"
 assert_eq "$(tier_stat rf netram used)" $M "pages on the server"
 rerouted0=$(nsw_rerouted rf)
