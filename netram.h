@@ -128,6 +128,11 @@ struct netram_msg {
 	u16 nr_bios;
 	u64 seq;			/* send order, to resend in order */
 	unsigned long sent_at;
+	/*
+	 * A protected PUT waiting for bounce pages or being encrypted: the
+	 * server has not seen it yet, so it cannot be overdue.
+	 */
+	bool sealing;
 	struct bio *bios[NSWAP2L_PROTO_MAX_PAGES];
 	/* keys; a PUT's or GET reply's seals follow them (netram_msg_seals()) */
 	__le64 keys[NETRAM_FREE_BATCH];

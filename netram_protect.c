@@ -36,6 +36,7 @@
 #define NETRAM_PROTECT_TAG_SIZE	16
 /* A 4 KiB page of a bio is at most this many segments (a sector at least each). */
 #define NETRAM_PAGE_SEGMENTS	(NSWAP2L_PROTO_PAGE_SIZE / SECTOR_SIZE)
+#define NETRAM_BOUNCE_RESERVE	(4 * NSWAP2L_PROTO_MAX_PAGES)
 
 struct netram_protect {
 	struct crypto_aead *aead;
@@ -101,8 +102,12 @@ int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const ch
 				  NETRAM_PROTECT_KEY_SIZE * 8);
 		return r;
 	}
-	/* One whole message: the most one sender waits for. */
-	r = mempool_init_page_pool(&p->bounce_pool, NSWAP2L_PROTO_MAX_PAGES, 0);
+	/*
+	 * When memory is short (swapping) only the reserve is left: room for
+	 * a whole message to each of a few servers at once, as dm-crypt keeps
+	 * BIO_MAX_VECS pages.
+	 */
+	r = mempool_init_page_pool(&p->bounce_pool, NETRAM_BOUNCE_RESERVE, 0);
 	if (r) {
 		ti->error = "Cannot allocate bounce pages";
 		return r;

@@ -184,6 +184,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	__set_bit(*tag, &srv->busy_tags);
 	atomic64_inc(&srv->requests);
 	msg->seq = srv->next_seq++;
+	msg->sealing = msg->type == NSWAP2L_MSG_PUT && srv->nt->protect;
 	msg->sent_at = jiffies;
 	srv->last_sent = jiffies;
 	return msg;
@@ -213,6 +214,12 @@ static bool netram_next_tx(struct netram_server *srv)
 	if (msg && msg->type == NSWAP2L_MSG_PUT) {
 		if (netram_seal_put(srv, msg))
 			goto broken;
+		if (msg->sealing) {
+			spin_lock_irqsave(&srv->lock, flags);
+			msg->sealing = false;
+			msg->sent_at = jiffies;
+			spin_unlock_irqrestore(&srv->lock, flags);
+		}
 		tx->keys = msg->keys;
 		tx->keys_len = msg->count * (sizeof(__le64) + NSWAP2L_PROTO_SEAL_SIZE);
 		/* protect=: the bounce pages, in one bio */
@@ -650,7 +657,8 @@ bool netram_overdue(struct netram_server *srv, unsigned long timeout)
 	unsigned int tag;
 
 	for_each_set_bit(tag, &srv->busy_tags, NETRAM_TAGS)
-		if (time_after(jiffies, srv->msgs[tag].sent_at + timeout))
+		if (!srv->msgs[tag].sealing &&
+		    time_after(jiffies, srv->msgs[tag].sent_at + timeout))
 			return true;
 	return false;
 }

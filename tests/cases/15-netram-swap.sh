@@ -25,7 +25,7 @@ memcheck -m $((MB / 2)) -p 1 -s 4 || die "memcheck (2nd process) failed with swa
 wait $p1 || die "memcheck (1st process) failed with swap on nswap2l"
 show_status nsw
 writes=$(tier_stat nsw netram writes)
-stress-ng --vm 2 --vm-bytes "${total_mb}M" --vm-keep --verify --timeout 20s \
+stress-ng --vm 2 --vm-bytes "${total_mb}M" --vm-keep --verify --timeout 10s \
 	--metrics-brief >/tmp/stress.out 2>&1 || { cat /tmp/stress.out; die "stress-ng --vm --verify failed"; }
 grep -E ' vm |run completed' /tmp/stress.out
 ! grep -q ' fail: ' /tmp/stress.out && grep -q '] successful run completed' /tmp/stress.out ||

@@ -8,7 +8,7 @@
 # rr, random, lrs, mrs and auto: memory verifies, the pages are counted for
 # the policy's own arm and flash fills while memcheck runs (without
 # prefetching it stays empty: the server has room for everything).
-# mem: 160M
+# mem: 128M
 # servers: 1
 # disks: flash=64M disk=256M
 # timeout: 900

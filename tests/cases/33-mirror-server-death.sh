@@ -17,7 +17,7 @@ netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2)
 DEV=/dev/mapper/nsw
-PAGES=8192                                  # 32 MiB
+PAGES=4096                                  # 16 MiB
 dm_create nsw "0 $((PAGES * 8)) nswap2l 5 netram=$S0,$S1,$S2 $KEY flash=$FLASH timeout=3 reliability=mirror" ||
 	die "create failed"
 dmsetup table nsw | grep -q " reliability=mirror" || die "table: $(dmsetup table nsw)"

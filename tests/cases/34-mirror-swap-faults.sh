@@ -1,4 +1,4 @@
-# reliability=mirror under swap: two memcheck processes hold twice the
+# reliability=mirror under swap: two memcheck processes hold 1.5 times the
 # guest's RAM in checksummed memory while prefetching moves pages to flash.
 # One server is killed (SIGKILL) while they swap and pages are being
 # prefetched, and then a second server's machine wants its memory back
@@ -18,7 +18,7 @@ PAGES=$(dev_pages "$DISK")
 dm_create nsw "0 $((PAGES * 8)) nswap2l 7 netram=$S0,$S1,$S2 $KEY flash=$FLASH disk=$DISK timeout=3 reliability=mirror prefetch=rr,amount=written:30,interval=100" ||
 	die "create failed"
 total_mb=$(($(meminfo_kb MemTotal) / 1024))
-MB=$((total_mb * 2))
+MB=$((total_mb * 3 / 2))
 log "guest RAM ${total_mb} MiB, memcheck ${MB} MiB in two processes"
 
 mkswap $DEV >/dev/null || die "mkswap"
@@ -27,7 +27,7 @@ memcheck -m $((MB / 2)) -p 2 -s 11 >/tmp/mc1.out 2>&1 &
 p1=$!
 memcheck -m $((MB / 2)) -p 2 -s 12 >/tmp/mc2.out 2>&1 &
 p2=$!
-swapping() { [ "$(tier_stat nsw netram writes)" -gt 8000 ] && [ "$(pf_status nsw prefetched)" -gt 0 ]; }
+swapping() { [ "$(tier_stat nsw netram writes)" -gt 5000 ] && [ "$(pf_status nsw prefetched)" -gt 0 ]; }
 wait_until 120 nsw "swapping to Network RAM, prefetching under way" swapping
 server_ctl kill 1 || die "kill server 1"
 log "server 1 killed: $(pf_status nsw prefetched) pages prefetched so far"

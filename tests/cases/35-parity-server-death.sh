@@ -19,7 +19,7 @@ netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2) S3=$(netram_server 3)
 DEV=/dev/mapper/nsw
-PAGES=8192                                  # 32 MiB
+PAGES=4096                                  # 16 MiB
 TABLE="0 $((PAGES * 8)) nswap2l 5 netram=$S0,$S1,$S2,$S3 $KEY flash=$FLASH timeout=3"
 
 # 0. bad group sizes fail with a dmesg line; the size is kept over a reload
@@ -98,12 +98,12 @@ wait_until 30 nsw "servers 0 and 2 up" servers_in_state nsw up 0 2
 blkdiscard $DEV || die "blkdiscard"
 fio_write 9
 held3=$(netram_stat nsw 3 held)
-# server 3's machine: 8 MiB under its 32 MiB reserve: it asks 2048 pages back
-server_ctl set-memavailable 3 24M || die "set-memavailable 3"
+# server 3's machine: 4 MiB under its 32 MiB reserve: it asks 1024 pages back
+server_ctl set-memavailable 3 28M || die "set-memavailable 3"
 asked_back() { [ "$(netram_stat nsw 3 evict_moved)" -gt 0 ]; }
 wait_until 60 nsw "server 3 got pages back" asked_back
-gave_back() { [ "$(netram_stat nsw 3 held)" -le $((held3 - 2048)) ]; }
-wait_until 60 nsw "server 3 holds 2048 pages less" gave_back
+gave_back() { [ "$(netram_stat nsw 3 held)" -le $((held3 - 1024)) ]; }
+wait_until 60 nsw "server 3 holds 1024 pages less" gave_back
 dmsetup message nsw 0 remove_server $S2 || die "remove_server $S2"
 removed2() { [ "$(netram_stat_of nsw $S2 state)" = removed ]; }
 wait_until 120 nsw "server 2 drained and removed" removed2

@@ -1,4 +1,4 @@
-# reliability=parity under swap: memcheck holds twice the guest's RAM in
+# reliability=parity under swap: memcheck holds 1.5 times the guest's RAM in
 # checksummed memory, swapped to groups of up to 3 pages and their parity
 # over four servers, while prefetching moves pages to flash.  One server is
 # killed (SIGKILL) in the middle: pages it held are rebuilt when swapped in
@@ -18,7 +18,7 @@ DEV=/dev/mapper/nsw
 PAGES=$(dev_pages "$DISK")
 dm_create nsw "0 $((PAGES * 8)) nswap2l 7 $(netram_table_arg | cut -d' ' -f1) $KEY flash=$FLASH disk=$DISK timeout=3 reliability=parity,group=3 prefetch=random,amount=written:20,interval=100" ||
 	die "create failed"
-MB=$(($(meminfo_kb MemTotal) * 2 / 1024))
+MB=$(($(meminfo_kb MemTotal) * 3 / 2 / 1024))
 log "memcheck: ${MB} MiB in two threads"
 
 mkswap $DEV >/dev/null || die "mkswap"
@@ -28,7 +28,7 @@ assert_eq "$(queue_attr nsw stable_writes)" 1 "stable_writes"
 swapon --discard $DEV || die "swapon"
 memcheck -m $MB -p 2 -s 21 >/tmp/mc.out 2>&1 &
 mc=$!
-under_way() { [ "$(tier_stat nsw netram writes)" -gt 10000 ] && [ "$(pf_status nsw prefetched)" -gt 0 ]; }
+under_way() { [ "$(tier_stat nsw netram writes)" -gt 6000 ] && [ "$(pf_status nsw prefetched)" -gt 0 ]; }
 wait_until 120 nsw "swapping to groups, prefetching" under_way
 server_ctl kill 2 || die "kill server 2"
 log "server 2 killed with $(tier_stat nsw netram used) pages in Network RAM, $(pf_status nsw prefetched) prefetched"
