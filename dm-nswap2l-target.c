@@ -227,6 +227,15 @@ static void release_slots(struct nswap2l *nc)
 				nswap2l_free_home(nc, nswap2l_run_home(nc, runs[i].home, page), true);
 }
 
+/*
+ * Wait until the slots queued for release so far are freed (the discard
+ * worker frees them once the bios that may read them are done).
+ */
+void nswap2l_flush_releases(struct nswap2l *nc)
+{
+	flush_work(&nc->discard_work);
+}
+
 static void discard_work(struct work_struct *work)
 {
 	struct nswap2l *nc = container_of(work, struct nswap2l, discard_work);

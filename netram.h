@@ -219,6 +219,7 @@ struct netram_server {
 	struct netram_eviction evict;
 	struct nswap2l_move_job drain_job;
 	unsigned int drain_idle_passes;	/* in a row, that moved nothing */
+	s64 drain_held;			/* pages held after the last pass */
 
 	/*
 	 * Pages we stored here before lost_below are gone: the server came back

@@ -167,8 +167,19 @@ static void netram_drain_done(struct nswap2l_move_job *job)
 {
 	struct netram_server *srv = container_of(job, struct netram_server, drain_job);
 	const char *dev = netram_dev_name(srv->nt);
-	s64 held = atomic64_read(&srv->held);
+	s64 held;
 
+	/*
+	 * A page rewritten on a write-once tier (protect=, parity) leaves by
+	 * itself: its old key is freed once the bios that may read it are
+	 * done.  Count those pages as gone, and as progress, before judging
+	 * the pass.
+	 */
+	nswap2l_flush_releases(srv->nt->tier.nc);
+	held = atomic64_read(&srv->held);
+	if (held < srv->drain_held)
+		srv->drain_idle_passes = 0;
+	srv->drain_held = held;
 	if (held) {
 		/*
 		 * A write that lands during a page's copy cancels that move;
@@ -231,6 +242,7 @@ int netram_remove_server(struct netram_tier *nt, const char *name)
 	}
 	WRITE_ONCE(srv->draining, true);
 	srv->drain_idle_passes = 0;
+	srv->drain_held = atomic64_read(&srv->held);
 	srv->drain_job.tier = &nt->tier;
 	srv->drain_job.wants = netram_drain_wants;
 	srv->drain_job.done = netram_drain_done;

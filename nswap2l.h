@@ -378,6 +378,7 @@ void nswap2l_inflight_wait(struct nswap2l_inflight *inflight);
 int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry);
 /* Give the slot of @entry back to its tier. */
 void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written);
+void nswap2l_flush_releases(struct nswap2l *nc);
 /*
  * Give the pages from @page, at most @nr, new homes in one run, replacing
  * the entries whose homes are the run at @expected (0: pages written for the

@@ -5,11 +5,12 @@
 # altered page, which is what the check is for.  The table shows protect=
 # when it is not the default; an unknown AEAD and a reload that changes
 # protect= are refused with a dmesg line.  With reliability=mirror such a
-# read goes to the other copy and nothing is lost.  The guest loads the
+# read goes to the other copy, with reliability=parity the page is rebuilt
+# from its group, and nothing is lost.  The guest loads the
 # x86 SIMD ChaCha20 by name only (tests/lib/initramfs.sh), so the default
 # gets the generic C one; step 5 loads it and names it.
 # mem: 256M
-# servers: 2 max=64M
+# servers: 3 max=64M
 # disks: flash=16M
 # timeout: 600
 
@@ -98,6 +99,12 @@ SERVERS=$(netram_server 0),$(netram_server 1)
 check flip-stored-byte "" $PAGES 0 0 reliability=mirror
 assert_eq "$(nsw_recovery nsw refused)" 1 "altered pages refused, then read from the mirror"
 dmesg_new | grep -q "fails its check" || die "no dmesg line for the altered mirrored page"
+dm_remove nsw || die "remove"
+
+# 9. a parity device rebuilds an altered page from its group
+SERVERS=$(netram_server 0),$(netram_server 1),$(netram_server 2)
+check flip-stored-byte "" $PAGES 0 0 reliability=parity,group=2
+assert_eq "$(nsw_recovery nsw refused)" 1 "altered pages refused, then rebuilt from parity"
 dm_remove nsw || die "remove"
 
 server_ctl misbehave 0 none >/dev/null || die "nswapd back"

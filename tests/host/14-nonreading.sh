@@ -3,8 +3,8 @@
 # stops reading from each once its unsent replies are over its share of
 # --buffer-budget, so its RSS stays under --max + the budget + a fixed
 # overhead per connection (an input buffer of 64 KiB and one reply of up
-# to 256 KiB in 64 KiB chunks: 384 KiB) + 8 MiB for the program; and a
-# legitimate client is served meanwhile.
+# to 258 KiB, 64 pages and their seals, in 64 KiB chunks: 384 KiB) + 8 MiB
+# for the program; and a legitimate client is served meanwhile.
 source "$(dirname "$0")/lib.sh"
 
 ATTACK=$REPO_DIR/tests/host/attack.py
@@ -14,7 +14,7 @@ start_server s --key-file "$WORK/k.key" --max 16M --buffer-budget 16M
 GOOD=(--key-file "$WORK/k.key" --client-id 600d)
 probe_ok s --key-file "$WORK/k.key" --client-id a77ac put 0-63 >/dev/null
 
-# each asks for 100 x 256 KiB: 2.5 GiB of replies in all
+# each asks for 100 x 258 KiB: 2.5 GiB of replies in all
 "$ATTACK" "${SERVER_PORT[s]}" nonreading $CLIENTS --key-file "$WORK/k.key" --gets 100 \
 	--hold 6 >"$WORK/attack" 2>&1 &
 ATTACK_PID=$!
