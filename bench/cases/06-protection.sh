@@ -22,7 +22,6 @@ SECTORS=$((REGION_MB * 2048))
 load_nswap2l
 netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
-# name:protect= value
 # name:protect= value (empty: the default)
 SETTINGS="none:none default: simd:rfc7539(chacha20-simd,poly1305-simd) gcm:gcm(aes) generic:rfc7539(chacha20-generic,poly1305-generic)"
 modprobe chacha_x86_64 || die "modprobe chacha_x86_64"

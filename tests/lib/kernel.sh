@@ -34,14 +34,21 @@ pvh_vmlinux() {
 }
 
 fetch_kernel() {
-	local kver=$1 cache_root=$2
-	local dir="$cache_root/$kver"
+	local dir="$2/$1"
+	fetch_kernel_package "$1" "$dir"
+	[[ -f "$dir/.pvh" ]] || { pvh_vmlinux "$KERNEL_IMAGE" "$dir/vmlinux"; : >"$dir/.pvh"; }
+	[[ -f "$dir/vmlinux" ]] && KERNEL_IMAGE="$dir/vmlinux"
+	return 0
+}
+
+# fetch_kernel_package KVER DIR: the package extracted under DIR/root
+# (cached); sets KERNEL_ROOT and KERNEL_IMAGE (its vmlinuz)
+fetch_kernel_package() {
+	local kver=$1 dir=$2
 	local pkg="linux-image-$kver"
 	KERNEL_ROOT="$dir/root"
 	KERNEL_IMAGE="$KERNEL_ROOT/boot/vmlinuz-$kver"
 	if [[ -f "$dir/.done" && -f "$KERNEL_IMAGE" && -d "$KERNEL_ROOT/lib/modules/$kver" ]]; then
-		[[ -f "$dir/.pvh" ]] || { pvh_vmlinux "$KERNEL_IMAGE" "$dir/vmlinux"; : >"$dir/.pvh"; }
-		[[ -f "$dir/vmlinux" ]] && KERNEL_IMAGE="$dir/vmlinux"
 		return 0
 	fi
 	msg "fetching guest kernel package $pkg into $dir"
@@ -70,9 +77,5 @@ fetch_kernel() {
 	# that `modprobe -d ... --show-depends` can resolve dependencies.
 	depmod -b "$KERNEL_ROOT" "$kver"
 	rm -rf "$dir/dl"
-	pvh_vmlinux "$KERNEL_IMAGE" "$dir/vmlinux"
-	: >"$dir/.pvh"
 	basename "$deb" >"$dir/.done"
-	[[ -f "$dir/vmlinux" ]] && KERNEL_IMAGE="$dir/vmlinux"
-	return 0
 }
