@@ -1,45 +1,39 @@
 # The demo: two nswapd memory servers run on the host's loopback; a small
-# guest swaps to one nswap2l device over Network RAM (the two servers), a
-# flash tier and a disk tier while a program uses twice the guest's RAM
-# and checks every page it gets back.  The servers hold 48 MiB each, so swap
-# spills to flash and disk.  Shows the table, the status before and after,
-# and where the pages went.
+# guest makes one nswap2l device over Network RAM (the two servers), a flash
+# tier and a disk tier with `nswap2l create --swap`, and swaps to it while a
+# program uses twice the guest's RAM and checks every page it gets back.
+# The servers hold 48 MiB each, so swap spills to flash and disk.  Shows the
+# status before and after, and `nswap2l trace` draws the first seconds of
+# the swap traffic: the picture and the summary land on the host in
+# build/test-logs/01-swap-demo.files/.
 # mem: 192M
 # servers: 2 max=48M
 # disks: flash=64M disk=384M
 # timeout: 1200
 
 load_nswap2l
-serial=$(netram_load_key) || die "cannot load the key"
-echo "== key for the servers: logon key nswap2l:test (serial $serial) in the user keyring"
-PAGES=$(dev_pages "$DISK")
-TABLE="0 $((PAGES * 8)) nswap2l 4 $(netram_table_arg) flash=$FLASH disk=$DISK"
-echo
-echo "== dmsetup create nswap --table '$TABLE'"
-dm_create nswap "$TABLE" || die "create failed"
-echo "== dmsetup table nswap";  dmsetup table nswap
-echo "== dmsetup status nswap"; dmsetup status nswap
-echo "== /sys/kernel/nswap2l/nswap/servers"; cat /sys/kernel/nswap2l/nswap/servers
-
-mkswap /dev/mapper/nswap >/dev/null || die "mkswap"
-swapon --discard /dev/mapper/nswap || die "swapon"
-echo "== swapon --discard /dev/mapper/nswap"; cat /proc/swaps
+servers=$(echo $NST_SERVERS | tr ' ' ',')
+create="nswap2l create nswap --netram $servers --key-file $NST_KEY_FILE --flash $FLASH --disk $DISK --prefetch lrs --swap"
+echo "== $create"
+$create || die "nswap2l create failed"
+echo "== dmsetup table nswap"; dmsetup table nswap
+echo "== nswap2l status nswap"; nswap2l status nswap
 
 total_mb=$(($(meminfo_kb MemTotal) / 1024))
 echo
-echo "== memcheck: $((total_mb * 2)) MiB of checksummed pages in a guest with $total_mb MiB of RAM"
+echo "== memcheck: $((total_mb * 2)) MiB of checksummed pages in a guest with $total_mb MiB of RAM,"
+echo "   its first 30 s traced by: nswap2l trace nswap --seconds 30 --out /tmp/trace"
+nswap2l trace nswap --seconds 30 --out /tmp/trace >/tmp/trace.out 2>&1 &
+tracer=$!
 memcheck -m $((total_mb * 2)) -p 1 -s 7 || die "memcheck found corrupted memory"
+wait $tracer || die "nswap2l trace failed: $(cat /tmp/trace.out)"
 
 echo
-echo "== dmsetup status nswap"; dmsetup status nswap
-echo "== /sys/kernel/nswap2l/nswap/tiers"; cat /sys/kernel/nswap2l/nswap/tiers
-echo "== /sys/kernel/nswap2l/nswap/servers"; cat /sys/kernel/nswap2l/nswap/servers
-for t in netram flash disk; do
-	printf '   %-6s %6s of %6s pages used, %6s writes, %6s reads\n' $t \
-		"$(tier_stat nswap $t used)" "$(tier_stat nswap $t capacity)" \
-		"$(tier_stat nswap $t writes)" "$(tier_stat nswap $t reads)"
-done
+echo "== nswap2l trace: what the swap traffic looked like"; cat /tmp/trace.out
+export_file /tmp/trace/access-map.png
+export_file /tmp/trace/summary.txt
+echo
 echo "== server 0 as nswapd --stats sees it"; server_ctl stats 0
-swapoff /dev/mapper/nswap || die "swapoff"
-dm_remove nswap || die "remove"
+echo "== nswap2l status nswap"; nswap2l status nswap
+echo "== nswap2l remove nswap"; nswap2l remove nswap || die "remove"
 echo "== every page came back intact; device removed"

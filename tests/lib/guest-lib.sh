@@ -446,3 +446,58 @@ assert_float_in() { # lo x hi what
 
 # uptime_cs: time since boot in hundredths of a second
 uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
+
+# ---- the nswap2l command (tools/nswap2l, installed in /opt/nswap2l) ----------
+
+# exits_with CODE PATTERN CMD...: CMD must exit with CODE and say PATTERN
+# (grep -E) on stderr
+exits_with() {
+	_want=$1 _pat=$2
+	shift 2
+	_rc=0
+	"$@" >/tmp/.out 2>/tmp/.err || _rc=$?
+	[ "$_rc" = "$_want" ] || die "'$*': exit status $_rc, expected $_want (stderr: $(cat /tmp/.err))"
+	grep -Eq -- "$_pat" /tmp/.err || die "'$*': stderr '$(cat /tmp/.err)' does not say '$_pat'"
+	log "as expected: $* -> $_rc: $(head -n 1 /tmp/.err)"
+}
+
+# as_nobody CMD...: CMD run as user and group 65534
+as_nobody() {
+	python3 -c 'import os, sys; os.setgid(65534); os.setuid(65534); os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+# json_get FILE EXPR: the Python expression EXPR of the JSON value d in FILE
+json_get() {
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" ||
+		die "json_get $1 '$2' failed"
+}
+
+# png_size FILE: "WIDTHxHEIGHT" of a PNG whose every chunk checks out (CRC,
+# image data that inflates), else fails
+png_size() {
+	python3 - "$1" <<'PY' || die "$1 is not a valid PNG"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "signature"
+pos, idat, size = 8, b"", None
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0], kind
+    if kind == b"IHDR":
+        size = struct.unpack(">II", body[:8])
+    idat += body if kind == b"IDAT" else b""
+    pos += 12 + length
+width, height = size
+assert len(zlib.decompress(idat)) > height, "image data"
+print(f"{width}x{height}")
+PY
+}
+
+# export_file PATH [NAME]: hand PATH to the host, where tests/run saves it as
+# build/test-logs/<case>.files/NAME (default: PATH's base name)
+export_file() {
+	echo "@@FILE ${2:-${1##*/}}"
+	base64 "$1" || die "export_file $1"
+	echo "@@END"
+}

@@ -15,7 +15,11 @@
 
 # Dynamically linked tools copied to the tools disk (name -> looked up in PATH).
 TOOLS_BINARIES=(dmsetup fio mke2fs mkfs.ext4 e2fsck tune2fs dumpe2fs mkswap swapon swapoff
-	blkdiscard fstrim losetup blockdev sha256sum dd stress-ng nbd-client blktrace blkparse)
+	blkdiscard fstrim losetup blockdev sha256sum dd stress-ng nbd-client blktrace blkparse
+	python3)
+# What tools/nswap2l imports beyond the standard library: the plots.
+PYTHON_PROBE='import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+plt.figure().savefig("/dev/null", format="png")'
 # Modules (by name) copied to the initramfs together with their dependencies.
 # The AEADs of protect= come by request_module: chacha20poly1305 (the
 # default) and gcm(aes), with their generic and x86 pieces.
@@ -49,6 +53,11 @@ build_tools_image() {
 			[[ -n "$lib" ]] && libs["$lib"]=1
 		done < <(ldd "$path" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')
 	done
+	stage_python "$stage"
+	while read -r lib; do
+		[[ -n "$lib" ]] && libs["$lib"]=1
+	done < <(find "$stage/lib/python3" "$stage/lib/python3."* -name '*.so*' -exec ldd {} + 2>/dev/null |
+		awk '$2 == "=>" && $3 ~ /^\// {print $3}')
 	for lib in "${!libs[@]}"; do
 		cp -L "$lib" "$stage/lib/x86_64-linux-gnu/${lib##*/}"
 	done
@@ -62,6 +71,29 @@ build_tools_image() {
 		|| die "mke2fs of tools image failed"
 	mv "$out.tmp.$$" "$out"
 	rm -rf "$stage"
+}
+
+# stage_python STAGE: the host's Python standard library (without its tests,
+# GUIs and static library) and the packages PYTHON_PROBE loads from
+# dist-packages, with matplotlib's data, for tools/nswap2l in the guests.
+stage_python() {
+	local stage=$1 stdlib tops top
+	stdlib=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
+	mkdir -p "$stage/lib/python3/dist-packages" "$stage/share/matplotlib"
+	tar -C "${stdlib%/*}" -cf - --exclude=test --exclude=idlelib --exclude=tkinter \
+		--exclude=turtledemo --exclude=lib2to3 --exclude='config-*' "${stdlib##*/}" |
+		tar -C "$stage/lib" -xf -
+	tops=$(/usr/bin/python3 -c "$PYTHON_PROBE"'
+import sys
+print("\n".join(sorted({m.__file__.split("/dist-packages/")[1].split("/")[0]
+	for m in list(sys.modules.values())
+	if "/dist-packages/" in (getattr(m, "__file__", None) or "")})))') \
+		|| die "python3-matplotlib is missing; run scripts/install-deps"
+	for top in $tops; do
+		cp -a "/usr/lib/python3/dist-packages/$top" "$stage/lib/python3/dist-packages/"
+	done
+	cp -aL "$(/usr/bin/python3 -c 'import matplotlib; print(matplotlib.get_data_path())')" \
+		"$stage/share/matplotlib/mpl-data"
 }
 
 # tools_image_stamp: changes whenever one of the tools (or this file) changes.
@@ -152,7 +184,13 @@ build_initramfs() {
 	cp "$TESTS_DIR/lib/guest-lib.sh" "$stage/tests/lib.sh"
 	cp "${CASES_DIR:-$TESTS_DIR/cases}"/*.sh "$stage/tests/cases/"
 	cp "$progs"/* "$stage/tests/bin/"
+	# nswap2l, installed as make install does (its unit and /etc/nswap2l too)
+	make -s -C "$REPO_DIR/tools/nswap2l" install DESTDIR="$stage" PREFIX=/opt/nswap2l \
+		SYSTEMD_UNIT_DIR=/opt/nswap2l/systemd >/dev/null || die "make -C tools/nswap2l install failed"
+	ln -s /opt/nswap2l/sbin/nswap2l "$stage/sbin/nswap2l"
 	[[ -f /etc/mke2fs.conf ]] && cp /etc/mke2fs.conf "$stage/etc/"
+	# Debian's matplotlib reads its defaults from here (the plots of nswap2l)
+	[[ -f /etc/matplotlibrc ]] && cp /etc/matplotlibrc "$stage/etc/"
 	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
 	printf 'root:x:0:\ndisk:x:6:\n' >"$stage/etc/group"
 	echo "$kver" >"$stage/etc/nst-kver"

@@ -1,0 +1,446 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Interface: the nswap2l command line.  Each subcommand checks its input,
+then calls the mechanism (device.py) or the analysis (blktrace.py,
+analysis.py, plots.py)."""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+from . import config, device, table
+from .device import Failure
+
+EXIT_CODES = """exit status:
+  0  done
+  1  the operation failed (dmsetup, the kernel or a tool said no; see the message)
+  2  bad option or value: nothing was created or changed
+  3  no such device, not an nswap2l device, or a file that cannot be read
+  4  not root
+  5  a tool is missing (blktrace, blkparse, matplotlib)"""
+
+DEFAULT_SWAP_PRIORITY = 100     # above disk swap, as zram-generator's default
+
+
+def human(nbytes):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    return None
+
+
+def pages(n):
+    return human(n * device.PAGE_SIZE)
+
+
+# ---- create / remove ------------------------------------------------------------
+
+def create_settings(args):
+    settings = config.load(args.config) if args.config else {}
+    for key in ("netram", "key_file", "client", "flash", "disk", "size", "timeout",
+                "reliability", "protect", "placement", "prefetch", "when", "amount",
+                "interval", "priority"):
+        if getattr(args, key) is not None:
+            settings[key] = getattr(args, key)
+    for flag in ("overcommit", "swap"):
+        if getattr(args, flag):
+            settings[flag] = True
+    return settings
+
+
+def cmd_create(args):
+    if not args.print_table:
+        device.require_root("create")
+    settings = create_settings(args)
+    priority = settings.get("priority", DEFAULT_SWAP_PRIORITY)
+    if not str(priority).lstrip("-").isdigit() or not -1 <= int(priority) <= 32767:
+        raise table.bad(f"swap priority '{priority}': expected -1..32767")
+    line, key = table.build(args.name, settings)
+    if args.print_table:
+        print(line)
+        return
+    if device.dmsetup("info", args.name, check=False).returncode == 0:
+        raise Failure(f"{args.name}: a device-mapper device of that name exists", device.EXIT_FAILED)
+    if key:
+        device.load_key(args.name, key)
+    try:
+        device.create(args.name, line)
+    except Failure:
+        device.drop_key(args.name)
+        raise
+    if settings.get("swap"):
+        try:
+            device.swap_on(args.name, int(priority))
+        except Failure:
+            device.dmsetup("remove", args.name, check=False)
+            device.drop_key(args.name)
+            raise
+    sectors = int(line.split()[1])
+    print(f"created {device.dev_path(args.name)}: {human(sectors * table.SECTOR)}"
+          + (f", swap with priority {priority}" if settings.get("swap") else ""))
+
+
+def cmd_remove(args):
+    device.require_root("remove")
+    device.table_of(args.name)
+    where = device.mount_point(args.name)
+    if where:
+        raise Failure(f"{args.name}: mounted on {where}; unmount it first", device.EXIT_FAILED)
+    if device.swap_entry(args.name):
+        device.swap_off(args.name)
+    device.remove(args.name)
+    device.drop_key(args.name)
+    print(f"removed {device.dev_path(args.name)}")
+
+
+# ---- status ---------------------------------------------------------------------
+
+def status_record(name):
+    status = device.status_of(name)
+    status["name"] = name
+    status["table"] = device.table_of(name)
+    swap = device.swap_entry(name)
+    status["swap"] = ({"size_kib": int(swap[2]), "used_kib": int(swap[3]), "priority": int(swap[4])}
+                      if swap else None)
+    return status
+
+
+def format_status(st):
+    size = human(st["sectors"] * table.SECTOR)
+    use = (f"swap, priority {st['swap']['priority']}, {human(st['swap']['used_kib'] * 1024)} used"
+           if st["swap"] else "not swap")
+    out = [f"{st['name']}: {size}, {use}, placement {st['placement']}"]
+    out.append(f"  {'tier':<8} {'used':>11} {'capacity':>11} {'use%':>5} "
+               f"{'reads':>10} {'writes':>10} {'discards':>10}")
+    for t in st["tiers"]:
+        share = f"{100 * t['used'] / t['capacity']:.0f}" if t["capacity"] else "-"
+        out.append(f"  {t['tier']:<8} {pages(t['used']):>11} {pages(t['capacity']):>11} {share:>5} "
+                   f"{t['reads']:>10} {t['writes']:>10} {t['discards']:>10}")
+    if "servers" in st:
+        out.append(f"  {'server':<21} {'state':<10} {'held':>11} {'free':>11} {'inflight':>8} "
+                   f"{'errors':>6} {'reconn':>6}")
+        for s in st["servers"]:
+            out.append(f"  {s['address']:<21} {s['state']:<10} {pages(s['held']):>11} "
+                       f"{pages(s['free']):>11} {s['inflight']:>8} {s['errors']:>6} {s['reconnects']:>6}")
+        n = st["netram"]
+        out.append(f"  reliability {n['reliability']}, protect {n['protect']}: "
+                   f"{n['copies_lost']} copies lost, {n['pages_lost']} pages lost, "
+                   f"{n['refused']} pages refused"
+                   + (", recovering" if n["recovering"] else ""))
+    p = st["prefetch"]
+    out.append(f"  prefetch {p['prefetch_policy']}: {p['prefetched']} pages moved to flash, "
+               f"{p['prefetched_reads']} read from there, {p['cancelled']} cancelled")
+    out.append(f"  in flight when busy: reads {p['read_parallelism']:.2f}, "
+               f"writes {p['write_parallelism']:.2f}")
+    out.append(f"  zero reads {st['zero_reads']}, no space {st['nospace_errors']}, "
+               f"rerouted writes {st['rerouted_writes']}, moved pages {st['moved_pages']}")
+    return "\n".join(out)
+
+
+def cmd_status(args):
+    names = args.names or device.nswap2l_devices()
+    while True:
+        records = [status_record(n) for n in names]
+        if args.json:
+            text = json.dumps(records if not args.names or len(names) > 1 else records[0], indent=2)
+        else:
+            text = "\n\n".join(format_status(r) for r in records) or "no nswap2l devices"
+        if args.watch is None:
+            print(text)
+            return
+        sys.stdout.write("\033[H\033[2J" if sys.stdout.isatty() else "\n")
+        print(f"{datetime.datetime.now():%H:%M:%S}, every {args.watch} s (Ctrl-C to stop)\n{text}",
+              flush=True)
+        time.sleep(args.watch)
+
+
+# ---- servers, prefetch, profile -------------------------------------------------
+
+def cmd_servers(args):
+    if args.action is None:
+        st = device.status_of(args.name)
+        if "servers" not in st:
+            raise Failure(f"{args.name}: no Network RAM tier", device.EXIT_FAILED)
+        for s in st["servers"]:
+            print(f"{s['address']} {s['state']} held {pages(s['held'])} free {pages(s['free'])}")
+        return
+    if not args.server:
+        raise table.bad(f"servers {args.action}: which server (IPv4-ADDRESS:PORT)?")
+    server = table.parse_server(args.server)
+    device.require_root(f"servers {args.action}")
+    device.table_of(args.name)
+    device.message(args.name, f"{args.action}_server", server)
+    print(f"{args.action} {server}: done" if args.action == "add"
+          else f"remove {server}: its pages are being moved off (see nswap2l status {args.name})")
+
+
+PREFETCH_SETTINGS = (("policy", "policy", table.check_policy), ("when", "when", table.check_when),
+                     ("amount", "amount", table.check_amount),
+                     ("interval", "interval_ms", table.check_interval))
+
+
+def cmd_prefetch(args):
+    changes = [(sysfs, check(getattr(args, opt)))
+               for opt, sysfs, check in PREFETCH_SETTINGS if getattr(args, opt) is not None]
+    if changes:
+        device.require_root("prefetch")
+    device.table_of(args.name)
+    for sysfs, value in changes:
+        device.sysfs_write(args.name, f"prefetch/{sysfs}", value)
+    current = {sysfs: device.sysfs_read(args.name, f"prefetch/{sysfs}").strip()
+               for _, sysfs, _ in PREFETCH_SETTINGS}
+    stats = device.parse_key_values(device.sysfs_read(args.name, "prefetch/stats"))
+    if args.json:
+        print(json.dumps({"settings": current, "stats": stats}, indent=2))
+        return
+    print(" ".join(f"{k}={v}" for k, v in current.items()))
+    for key, value in stats.items():
+        print(f"  {key} {value}")
+
+
+def histogram_lines(hist, width=40):
+    """Text bars of the share of busy samples (1 or more in flight)."""
+    busy = hist[1:]
+    total = sum(busy)
+    if not total:
+        return ["    (no samples with I/O in flight)"]
+    last = max(k for k, n in enumerate(busy) if n)
+    lines = []
+    for k, n in enumerate(busy[:last + 1], start=1):
+        label = f"{k}" if k < len(hist) - 1 else f">={k}"
+        lines.append(f"    {label:>4} {'#' * round(width * n / total):<{width}} {100 * n / total:5.1f} %")
+    return lines
+
+
+def cmd_profile(args):
+    device.table_of(args.name)
+    if args.reset:
+        device.require_root("profile --reset")
+        device.message(args.name, "profile", "reset")
+    profile = device.parse_key_values(device.sysfs_read(args.name, "profile"))
+    if args.plot:
+        from . import plots
+        plots.profile_histograms(profile, args.plot, title=f"{args.name}: bios in flight")
+    if args.json:
+        print(json.dumps(profile, indent=2))
+    else:
+        print(f"{args.name}: {profile.get('samples', 0)} samples every "
+              f"{profile.get('sample_ms', '?')} ms")
+        for key, hist in profile.items():
+            if key.endswith("_hist") and isinstance(hist, list):
+                prefix = key[:-len("_hist")]
+                print(f"  {prefix}: average in flight when busy "
+                      f"{profile.get(prefix + '_parallelism', 0)}")
+                print("\n".join(histogram_lines(hist)))
+    if args.plot:
+        print(f"wrote {args.plot}", file=sys.stderr if args.json else sys.stdout)
+
+
+# ---- trace ----------------------------------------------------------------------
+
+TRACE_FILE = "trace.blkparse"
+
+
+def trace_devices(name):
+    """[(kernel name, role)] of the device and its block tiers."""
+    args = device.table_args(device.table_of(name))
+    devs = [(device.dm_minor_name(name), "device")]
+    for tier in ("flash", "disk"):
+        if tier in args:
+            devs.append((device.block_name(args[tier]), tier))
+    return devs
+
+
+def record_trace(name, seconds, out):
+    device.table_of(name)
+    device.require_root("trace")
+    blktrace = device.require_tool("blktrace", "blktrace")
+    blkparse = device.require_tool("blkparse", "blktrace")
+    devs = trace_devices(name)
+    if not os.path.ismount("/sys/kernel/debug"):
+        device.run(["mount", "-t", "debugfs", "debugfs", "/sys/kernel/debug"], "mount debugfs")
+    raw = os.path.join(out, "blktrace")
+    os.makedirs(raw, exist_ok=True)
+    argv = [blktrace, "-w", str(seconds), "-D", raw]
+    for kname, _ in devs:
+        argv += ["-d", f"/dev/{kname}"]
+    print(f"tracing {name} ({', '.join(f'{k} as {r}' for k, r in devs)}) for {seconds} s",
+          file=sys.stderr, flush=True)
+    with open(os.path.join(out, "blktrace.log"), "w") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        start = time.monotonic()
+        while proc.poll() is None:
+            if sys.stderr.isatty():
+                sys.stderr.write(f"\r  {time.monotonic() - start:4.0f} of {seconds} s")
+            time.sleep(1 if sys.stderr.isatty() else 0.2)
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+    if proc.returncode != 0:
+        with open(os.path.join(out, "blktrace.log")) as log:
+            raise Failure(f"blktrace failed: {log.read().strip()}", device.EXIT_FAILED)
+    path = os.path.join(out, TRACE_FILE)
+    with open(path, "w") as f:
+        for kname, role in devs:
+            majmin = open(f"/sys/class/block/{kname}/dev").read().strip().replace(":", ",")
+            label = name if role == "device" else kname
+            f.write(f"# nswap2l-trace device {majmin} role={role} name={label}\n")
+        f.write(f"# nswap2l-trace seconds {seconds}\n")
+        f.flush()
+        parse = subprocess.run([blkparse, "-D", raw] + [a for k, _ in devs for a in ("-i", k)],
+                               stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.PIPE, text=True)
+    if parse.returncode != 0:
+        raise Failure(f"blkparse failed: {parse.stderr.strip()}", device.EXIT_FAILED)
+    return path
+
+
+def cmd_trace(args):
+    if bool(args.name) == bool(args.from_file):
+        raise table.bad("trace: give a device NAME (with --seconds) or --from FILE")
+    if args.name:
+        if not args.seconds or args.seconds < 1:
+            raise table.bad("trace: --seconds N (1 or more) says how long to record")
+        out = args.out or f"nswap2l-trace-{args.name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+        path = record_trace(args.name, args.seconds, out)
+    else:
+        path = args.from_file
+        if os.path.isdir(path):
+            path = os.path.join(path, TRACE_FILE)
+        out = args.out or os.path.dirname(path) or "."
+    from . import analysis, blktrace
+    try:
+        trace = blktrace.parse_file(path)
+    except OSError as err:
+        raise Failure(f"{path}: {err.strerror}", device.EXIT_NO_DEVICE) from None
+    if not list(blktrace.queued(trace)):
+        raise Failure(f"{path}: no I/O in the trace (is it blkparse output?)", device.EXIT_FAILED)
+    os.makedirs(out, exist_ok=True)
+    summary = analysis.summarise(trace)
+    try:
+        replays = analysis.replay_all(trace, when=args.when, amount=args.amount,
+                                      interval_ms=args.interval)
+    except ValueError as err:
+        raise table.bad(str(err)) from None
+    report = analysis.format_summary(summary, replays)
+    with open(os.path.join(out, "summary.txt"), "w") as f:
+        f.write(report + "\n")
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({"summary": summary, "replays": replays}, f, indent=2)
+    print(report)
+    picture = os.path.join(out, "access-map.png")
+    try:
+        from . import plots
+        plots.access_map(trace, picture)
+    except RuntimeError as err:
+        raise Failure(str(err), device.EXIT_MISSING_TOOL) from None
+    print(f"\nwrote {os.path.join(out, 'summary.txt')}, summary.json and access-map.png")
+
+
+# ---- the parser -----------------------------------------------------------------
+
+def build_parser():
+    top = argparse.ArgumentParser(
+        prog="nswap2l", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Create, watch, tune and trace dm-nswap2l devices (one block device "
+                    "over Network RAM, flash and disk).",
+        epilog=EXIT_CODES)
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name, func, help_text, epilog=None):
+        p = sub.add_parser(name, help=help_text, description=help_text,
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog=(epilog + "\n\n" if epilog else "") + EXIT_CODES)
+        p.set_defaults(func=func)
+        return p
+
+    p = command("create", cmd_create, "create a device (and swap on it with --swap)",
+                "Settings come from --config FILE (INI, e.g. /etc/nswap2l/NAME.conf) and the "
+                "options,\nthe options winning.  The key file is loaded into root's user keyring "
+                "as logon key\nnswap2l:NAME, which the table names.\n\nexample:\n"
+                "  nswap2l create nswap --netram 10.0.0.21:7000,10.0.0.22:7000 "
+                "--key-file /etc/nswap2l/web1.key \\\n"
+                "      --client web1 --flash /dev/nvme0n1p3 --disk /dev/sdb2 --prefetch lrs --swap")
+    p.add_argument("name", metavar="NAME", help="the device: /dev/mapper/NAME")
+    p.add_argument("--config", metavar="FILE", help="read the settings from FILE first")
+    p.add_argument("--netram", metavar="H:P,...", help="Network RAM servers (nswapd), IPv4:port")
+    p.add_argument("--key-file", metavar="FILE", help="the key the servers know this client by")
+    p.add_argument("--client", metavar="NAME", help="client name on the servers (nswapd --clients)")
+    p.add_argument("--flash", metavar="DEV", help="flash tier block device")
+    p.add_argument("--disk", metavar="DEV", help="disk tier block device")
+    p.add_argument("--size", metavar="SIZE",
+                   help="device size, e.g. 8G (default: flash + disk; needed with Network RAM only)")
+    p.add_argument("--timeout", metavar="S", help="Network RAM request timeout in seconds (default 30)")
+    p.add_argument("--reliability", metavar="R", help="none, mirror or parity[,group=N]")
+    p.add_argument("--protect", metavar="AEAD",
+                   help="page protection AEAD, or none (default rfc7539(chacha20,poly1305))")
+    p.add_argument("--placement", metavar="POLICY", help="placement policy (default fastest_free)")
+    p.add_argument("--prefetch", metavar="POLICY", help=f"prefetch policy: {', '.join(table.PREFETCH_POLICIES)}")
+    p.add_argument("--when", metavar="WHEN", help="prefetch when: always, swapping, idle[:N]")
+    p.add_argument("--amount", metavar="AMOUNT", help="prefetch amount: written:P[:CAP] or held:P[:CAP]")
+    p.add_argument("--interval", metavar="MS", help="prefetch interval in ms")
+    p.add_argument("--overcommit", action="store_true", help="allow a device larger than its tiers")
+    p.add_argument("--swap", action="store_true", help="mkswap and swapon --discard it")
+    p.add_argument("--priority", metavar="N", help=f"swap priority (default {DEFAULT_SWAP_PRIORITY})")
+    p.add_argument("--print-table", action="store_true", help="print the table line, load nothing")
+
+    p = command("remove", cmd_remove, "swapoff (if swap) and remove a device")
+    p.add_argument("name", metavar="NAME")
+
+    p = command("status", cmd_status, "tiers, servers and counters of devices (default: all)")
+    p.add_argument("names", metavar="NAME", nargs="*")
+    p.add_argument("--json", action="store_true", help="machine-readable")
+    p.add_argument("--watch", metavar="S", type=float, nargs="?", const=2.0,
+                   help="refresh every S seconds (default 2)")
+
+    p = command("servers", cmd_servers, "list, add or remove Network RAM servers",
+                "remove drains the server: its pages move elsewhere in the background.")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("action", nargs="?", choices=("add", "remove"))
+    p.add_argument("server", metavar="H:P", nargs="?")
+
+    p = command("prefetch", cmd_prefetch, "show or set prefetching (through sysfs)")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("policy", metavar="POLICY", nargs="?",
+                   help=f"one of {', '.join(table.PREFETCH_POLICIES)}")
+    p.add_argument("--when", metavar="WHEN", help="always, swapping or idle[:N]")
+    p.add_argument("--amount", metavar="AMOUNT", help="written:P[:CAP] or held:P[:CAP]")
+    p.add_argument("--interval", metavar="MS", help="milliseconds between wake-ups")
+    p.add_argument("--json", action="store_true")
+
+    p = command("profile", cmd_profile, "read/write concurrency histograms")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--reset", action="store_true", help="start the profile again")
+    p.add_argument("--plot", metavar="PNG", help="also draw the histograms")
+    p.add_argument("--json", action="store_true")
+
+    p = command("trace", cmd_trace, "record the device's I/O with blktrace and analyse it",
+                "Writes to --out DIR: trace.blkparse (the events), summary.txt, summary.json\n"
+                "and access-map.png (page or swap slot over time, reads and writes).  The summary\n"
+                "replays the prefetch policies on the trace: how many reads each would have\n"
+                "served from flash, with --when/--amount/--interval as the device would use them.")
+    p.add_argument("name", metavar="NAME", nargs="?")
+    p.add_argument("--seconds", metavar="N", type=int, help="how long to record")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: a new one here)")
+    p.add_argument("--from", dest="from_file", metavar="FILE",
+                   help="analyse a trace recorded earlier (FILE or its directory)")
+    p.add_argument("--when", default="always", help="prefetch when, for the replay (default always)")
+    p.add_argument("--amount", default="written:10", help="prefetch amount, for the replay (default written:10)")
+    p.add_argument("--interval", metavar="MS", type=int, default=500,
+                   help="prefetch interval, for the replay (default 500)")
+    return top
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except Failure as failure:
+        print(f"nswap2l {args.command}: {failure}", file=sys.stderr)
+        return failure.code
+    except KeyboardInterrupt:
+        return 130
+    return 0
