@@ -6,7 +6,11 @@
 # remove (the pages move, the data stays), prefetch set and show, profile
 # with its plot, remove.  Then swap from a config file, through the systemd
 # unit's own ExecStart and ExecStop lines: created, swapped on with the
-# priority of the file, swapped off and removed.
+# priority of the file, swapped off and removed.  (Settings that are wrong
+# on any machine are refused in host test 22; here, what needs a system.)
+# The command is user space over the status, sysfs and messages that the
+# other cases test on every kernel, so it runs on one.
+# kernels: 6.12
 # servers: 2
 # disks: flash=32M disk=64M
 # timeout: 300
@@ -23,15 +27,11 @@ no_device_left() { # what
 log "bad input"
 exits_with 2 "prefetch policy 'bogus': unknown \(valid: none rr random lrs mrs auto\)" \
 	nswap2l create n --netram "$S0" --key-file "$KEY" --flash "$FLASH" --prefetch bogus
-exits_with 2 "size '12Q'" nswap2l create n --flash "$FLASH" --size 12Q
 exits_with 2 "multiple of 4 KiB" nswap2l create n --flash "$FLASH" --size 1000
 exits_with 2 "larger than the tiers" nswap2l create n --flash "$FLASH" --size 1G
 exits_with 3 "/tmp: not a block device" nswap2l create n --flash /tmp
 exits_with 3 "/dev/nonexistent: No such file" nswap2l create n --disk /dev/nonexistent
-exits_with 2 "server 'server1:7000': expected IPv4-ADDRESS:PORT" \
-	nswap2l create n --netram server1:7000 --key-file "$KEY" --flash "$FLASH"
 exits_with 2 "needs --key-file" nswap2l create n --netram "$S0" --flash "$FLASH"
-exits_with 2 "no tier" nswap2l create n --size 1G
 exits_with 4 "create needs root" as_nobody nswap2l create n --flash "$FLASH"
 # the kernel refuses (the port has no server): its own words come through
 exits_with 1 "kernel: .*169.254.100.100:7999" \

@@ -245,6 +245,11 @@ def cmd_profile(args):
 TRACE_FILE = "trace.blkparse"
 
 
+def progress(text):
+    """What a long trace is doing now, on stderr (stdout has the summary)."""
+    print(f"nswap2l trace: {text}", file=sys.stderr, flush=True)
+
+
 def trace_devices(name):
     """[(kernel name, role)] of the device and its block tiers."""
     args = device.table_args(device.table_of(name))
@@ -265,11 +270,13 @@ def record_trace(name, seconds, out):
         device.run(["mount", "-t", "debugfs", "debugfs", "/sys/kernel/debug"], "mount debugfs")
     raw = os.path.join(out, "blktrace")
     os.makedirs(raw, exist_ok=True)
-    argv = [blktrace, "-w", str(seconds), "-D", raw]
+    # Queue events only (one per bio, what the analysis counts): a sixth of
+    # a full trace, which matters when the traced device is the swap of a
+    # machine short of memory.
+    argv = [blktrace, "-a", "queue", "-w", str(seconds), "-D", raw]
     for kname, _ in devs:
         argv += ["-d", f"/dev/{kname}"]
-    print(f"tracing {name} ({', '.join(f'{k} as {r}' for k, r in devs)}) for {seconds} s",
-          file=sys.stderr, flush=True)
+    progress(f"tracing {name} ({', '.join(f'{k} as {r}' for k, r in devs)}) for {seconds} s")
     with open(os.path.join(out, "blktrace.log"), "w") as log:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         start = time.monotonic()
@@ -283,6 +290,7 @@ def record_trace(name, seconds, out):
         with open(os.path.join(out, "blktrace.log")) as log:
             raise Failure(f"blktrace failed: {log.read().strip()}", device.EXIT_FAILED)
     path = os.path.join(out, TRACE_FILE)
+    progress(f"blkparse into {path}")
     with open(path, "w") as f:
         for kname, role in devs:
             majmin = open(f"/sys/class/block/{kname}/dev").read().strip().replace(":", ",")
@@ -311,6 +319,7 @@ def cmd_trace(args):
             path = os.path.join(path, TRACE_FILE)
         out = args.out or os.path.dirname(path) or "."
     from . import analysis, blktrace
+    progress(f"reading {path}")
     try:
         trace = blktrace.parse_file(path)
     except OSError as err:
@@ -318,6 +327,7 @@ def cmd_trace(args):
     if not list(blktrace.queued(trace)):
         raise Failure(f"{path}: no I/O in the trace (is it blkparse output?)", device.EXIT_FAILED)
     os.makedirs(out, exist_ok=True)
+    progress(f"analysing {len(trace.events)} events")
     summary = analysis.summarise(trace)
     try:
         replays = analysis.replay_all(trace, when=args.when, amount=args.amount,
@@ -331,6 +341,7 @@ def cmd_trace(args):
         json.dump({"summary": summary, "replays": replays}, f, indent=2)
     print(report)
     picture = os.path.join(out, "access-map.png")
+    progress(f"drawing {picture}")
     try:
         from . import plots
         plots.access_map(trace, picture)
