@@ -2,15 +2,14 @@
 """What a trace says about the workload, and a replay of the prefetch
 policies on it.  Pages are 4 KiB (8 sectors): a bio covering sectors
 [S, S+N) touches pages S//8 .. (S+N-1)//8; on a swap device a page is a
-swap slot.  Only Q events count (blktrace.queued): one per bio."""
+swap slot.  Only bios count (Trace.bios: the Q events with data)."""
 import itertools
 import random
 import statistics
 
-from .blktrace import kind, main_device, queued
+from .blktrace import KINDS, main_device
 
 PAGE_SECTORS = 8
-KINDS = ("read", "write", "discard")
 REPLAYED = ("rr", "random", "lrs", "mrs")      # the fixed Q3 policies
 WHEN = ("always", "swapping")
 AMOUNTS = ("written", "held")
@@ -26,19 +25,9 @@ SCAN_PAGES = 1 << 20    # NSWAP2L_PREFETCH_SCAN_PAGES: most a hand passes per wa
 RANDOM_WINDOW = 64
 
 
-def page_range(event):
-    """The pages a bio touches."""
-    return range(event.sector // PAGE_SECTORS, (event.sector + event.nsect - 1) // PAGE_SECTORS + 1)
-
-
-def bios_of(trace, dev):
-    """(event, kind, pages) of each bio of @dev that moves data."""
-    if dev is None:
-        return
-    for event in queued(trace, dev):
-        what = kind(event.rwbs)
-        if what:
-            yield event, what, page_range(event)
+def page_range(sector, nsect):
+    """The pages a bio of @nsect sectors from @sector touches."""
+    return range(sector // PAGE_SECTORS, (sector + nsect - 1) // PAGE_SECTORS + 1)
 
 
 # ---- summary -------------------------------------------------------------------
@@ -48,28 +37,25 @@ def summarise(trace, dev=None):
     page statistics and sequential runs; a JSON-serialisable dict."""
     if dev is None:
         dev = main_device(trace)
-    first, last = trace.span()
-    bios = list(bios_of(trace, dev))
+    first, last = trace.span
     summary = {"device": dev, "duration": last - first, "devices": _devices(trace)}
-    summary.update(_page_statistics(bios))
-    summary["sequential"] = _sequential(bios)
+    summary.update(_page_statistics(trace.bios(dev)))
+    summary["sequential"] = _sequential(trace.bios(dev))
     return summary
 
 
 def _devices(trace):
-    """Every device of the comments or the events, with its bios and pages."""
+    """Every device of the comments or the event lines, with its bios and pages."""
     table = {}
-    for dev in dict.fromkeys(itertools.chain(trace.devices, (e.dev for e in trace.events))):
+    for dev in dict.fromkeys(itertools.chain(trace.devices, trace.devices_seen)):
         info = trace.devices.get(dev, {})
-        table[dev] = {"role": info.get("role", "unknown"), "name": info.get("name", dev)}
+        bios, pages = dict.fromkeys(KINDS, 0), dict.fromkeys(KINDS, 0)
+        for _, what, sector, nsect in trace.bios(dev):
+            bios[what] += 1
+            pages[what] += len(page_range(sector, nsect))
+        row = table[dev] = {"role": info.get("role", "unknown"), "name": info.get("name", dev)}
         for what in KINDS:
-            table[dev][what + "s"] = table[dev][what + "_pages"] = 0
-    for event in queued(trace):
-        what = kind(event.rwbs)
-        if what:
-            row = table[event.dev]
-            row[what + "s"] += 1
-            row[what + "_pages"] += len(page_range(event))
+            row[what + "s"], row[what + "_pages"] = bios[what], pages[what]
     return table
 
 
@@ -82,10 +68,10 @@ def _page_statistics(bios):
     last_read = {}              # page -> time of its last read since its last write
     page_reads = 0
     intervals = []
-    for event, what, pages in bios:
+    for now, what, sector, nsect in bios:
+        pages = page_range(sector, nsect)
         if what == "read":
             page_reads += len(pages)
-            now = event.time
             for page in pages:
                 read_bios[page] = read_bios.get(page, 0) + 1
                 before = last_read.get(page)
@@ -146,9 +132,9 @@ class _Runs:
 
 def _sequential(bios):
     runs = {"read": _Runs(), "write": _Runs()}
-    for event, what, _ in bios:
+    for _, what, sector, nsect in bios:
         if what in runs:
-            runs[what].add(event.sector, event.nsect)
+            runs[what].add(sector, nsect)
     return {what: r.result() for what, r in runs.items()}
 
 
@@ -199,7 +185,8 @@ class _Replay:
         self.touch = REFERENCED if policy in ("lrs", "mrs") else 0
         self.pick = {"none": None, "rr": self.pick_rr, "random": self.pick_random,
                      "lrs": self.pick_lrs, "mrs": self.pick_mrs}[policy]
-        self.held = self.written = 0
+        self.held = 0
+        self.written = 0    # page writes since the last wake-up
         self.prefetched = self.reads = self.flash_reads = self.read_back = 0
 
     def read(self, pages):
@@ -289,10 +276,11 @@ def _ns(seconds):
     return round(seconds * 1e9)
 
 
-def replay(trace, policy, dev=None, when="always", amount="written:10", cap=4096,
-           interval_ms=500, nr_pages=None, seed=1, bios=None):
-    """How much of the read traffic of @dev (default the main device) a Q3
-    @policy would have served from flash.  The model mirrors prefetch.c and
+def replay_policies(trace, policies, dev=None, when="always", amount="written:10", cap=4096,
+                    interval_ms=500, nr_pages=None, seed=1):
+    """How much of the read traffic of @dev (default the main device) each
+    Q3 policy of @policies would have served from flash: the policies side
+    by side, in one pass over the bios.  The model mirrors prefetch.c and
     policy/prefetch_*.c:
 
     - Every written page goes to Network RAM ("netram"); a write to a page on
@@ -321,56 +309,67 @@ def replay(trace, policy, dev=None, when="always", amount="written:10", cap=4096
         none    never prefetches (its wake-ups are counted all the same).
     - A read of a page on flash is served from flash.
 
-    Returns {"policy", "when", "amount", "interval_ms", "wakeups",
-    "prefetched" (pages moved), "reads" (page reads of written pages),
-    "flash_reads", "served_fraction", "prefetched_never_read" (moved pages
-    not read from flash before being rewritten, discarded or the end)}.
-    @bios: list(bios_of(trace, dev)) if the caller has it already.
+    Returns, for each policy, {"policy", "when", "amount", "interval_ms",
+    "wakeups", "prefetched" (pages moved), "reads" (page reads of written
+    pages), "flash_reads", "served_fraction", "prefetched_never_read" (moved
+    pages not read from flash before being rewritten, discarded or the end)}.
     """
-    if policy != "none" and policy not in REPLAYED:
-        raise ValueError(f"prefetch policy '{policy}': unknown to the replay "
-                         f"(valid: none {' '.join(REPLAYED)})")
+    for policy in policies:
+        if policy != "none" and policy not in REPLAYED:
+            raise ValueError(f"prefetch policy '{policy}': unknown to the replay "
+                             f"(valid: none {' '.join(REPLAYED)})")
     if when not in WHEN:
         raise ValueError(f"prefetch when '{when}': unknown to the replay (valid: {' '.join(WHEN)})")
     basis, percent, cap = _amount(amount, cap)
     if not interval_ms > 0:
         raise ValueError(f"prefetch interval '{interval_ms}': must be more than 0 ms")
-    if bios is None:
-        bios = list(bios_of(trace, main_device(trace) if dev is None else dev))
-    highest = max((pages[-1] for _, _, pages in bios), default=-1)
+    if dev is None:
+        dev = main_device(trace)
+    # The pages up to that of the last sector a bio touches.
+    end = max((sector + nsect for _, _, sector, nsect in trace.bios(dev)), default=0)
+    needed = -(-end // PAGE_SECTORS)
     if nr_pages is None:
-        nr_pages = highest + 1
-    elif highest >= nr_pages:
-        raise ValueError(f"nr_pages {nr_pages}: the trace touches page {highest}")
+        nr_pages = needed
+    elif needed > nr_pages:
+        raise ValueError(f"nr_pages {nr_pages}: the trace touches page {needed - 1}")
 
-    model = _Replay(policy, nr_pages, seed)
-    access = {"read": model.read, "write": model.write, "discard": model.discard}
+    models = [_Replay(policy, nr_pages, seed) for policy in policies]
+    # kind -> the models' methods of that name
+    access = {what: [getattr(model, what) for model in models] for what in KINDS}
     step = max(1, _ns(interval_ms / 1000))
-    next_wakeup = _ns(trace.span()[0]) + step
-    wakeups = written_before = 0
-    for event, what, pages in bios:
-        now = _ns(event.time)
+    next_wakeup = _ns(trace.span[0]) + step
+    wakeups = 0
+    for time, what, sector, nsect in trace.bios(dev):
+        now = _ns(time)
         while next_wakeup <= now:
             wakeups += 1
             next_wakeup += step
-            written = model.written - written_before
-            written_before = model.written
-            quota = 0
-            if when == "always" or written:
-                quota = min((written if basis == "written" else model.held) * percent // 100, cap)
-            model.wake(quota)
-        access[what](pages)
-    return {"policy": policy, "when": when, "amount": amount, "interval_ms": interval_ms,
-            "wakeups": wakeups, "prefetched": model.prefetched, "reads": model.reads,
-            "flash_reads": model.flash_reads,
-            "served_fraction": model.flash_reads / model.reads if model.reads else 0.0,
-            "prefetched_never_read": model.prefetched - model.read_back}
+            for model in models:
+                written, model.written = model.written, 0
+                quota = 0
+                if when == "always" or written:
+                    wanted = written if basis == "written" else model.held
+                    quota = min(wanted * percent // 100, cap)
+                model.wake(quota)
+        pages = page_range(sector, nsect)
+        for apply in access[what]:
+            apply(pages)
+    return [{"policy": policy, "when": when, "amount": amount, "interval_ms": interval_ms,
+             "wakeups": wakeups, "prefetched": model.prefetched, "reads": model.reads,
+             "flash_reads": model.flash_reads,
+             "served_fraction": model.flash_reads / model.reads if model.reads else 0.0,
+             "prefetched_never_read": model.prefetched - model.read_back}
+            for policy, model in zip(policies, models)]
+
+
+def replay(trace, policy, dev=None, **kw):
+    """replay_policies() of one @policy."""
+    return replay_policies(trace, [policy], dev, **kw)[0]
 
 
 def replay_all(trace, dev=None, **kw):
-    """replay() of each fixed Q3 policy: rr, random, lrs, mrs."""
-    bios = list(bios_of(trace, main_device(trace) if dev is None else dev))
-    return [replay(trace, policy, dev, bios=bios, **kw) for policy in REPLAYED]
+    """replay_policies() of each fixed Q3 policy: rr, random, lrs, mrs."""
+    return replay_policies(trace, REPLAYED, dev, **kw)
 
 
 # ---- report ----------------------------------------------------------------------

@@ -7,46 +7,64 @@ depending on the action, "SECTOR + NSECT [COMM]", "SECTOR + NSECT [ERROR]",
 split) or just "[COMM]".  Message lines ("m N text") and blkparse's own
 chatter ("Input file ... added", the summary block after the events) are
 passed over.  "# nswap2l-trace ..." comments, written by the tool that
-records the trace, say which device plays which role.
+records the trace, say which device plays which role.  Of the events, only
+the bios (Q events with data) are kept; the others are counted.
 
 A trace can have millions of lines: each is split once, no regex.
 """
 import sys
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import NamedTuple, Optional
+from itertools import compress
+from typing import Optional
 
 COMMENT = "nswap2l-trace"
 # Lines that open blkparse's summary block, besides "CPUn (NAME):"; what follows
 # them is summary.
 SUMMARY_OPENERS = ("Total (", "Throughput (", "Events (", "Skips:")
+KINDS = ("read", "write", "discard")    # of a bio; its index in KINDS is what is kept
+# What the columns hold: blktrace's sectors are u64, its lengths come from
+# a u32 of bytes, and a trace has a handful of devices.
+SECTOR_LIMIT, NSECT_LIMIT, DEVICE_LIMIT = 1 << 64, 1 << 32, 1 << 16
 
 
-class Event(NamedTuple):
-    dev: str                # "253,0"
-    cpu: int
-    seq: int
-    time: float             # seconds since the start of the trace
-    pid: int
-    action: str             # Q, C, A, G, I, D, M, F, X, P, U, ...
-    rwbs: str
-    sector: Optional[int]   # None when the line has none (plug, pure flush)
-    nsect: int              # 0 when the line has none
+def _column(typecode):
+    """A field of Trace: an empty array of @typecode."""
+    return field(default_factory=lambda: array(typecode))
 
 
 @dataclass
 class Trace:
-    events: list = field(default_factory=list)
+    """The bios of a trace, in columns: 23 bytes a bio, where a tuple of
+    Python objects takes ten times that, and a trace taken in a machine
+    short of memory has hundreds of thousands of bios to analyse there.
+    The other event lines are only counted: nothing analyses them."""
     devices: dict = field(default_factory=dict)   # dev -> {"role", "name", ...}
     seconds: Optional[float] = None               # how long it was recorded
     skipped: int = 0                              # lines that made no sense
+    other_events: int = 0                         # event lines that are not bios
+    span: tuple = (0.0, 0.0)                      # first and last time of an event line
+    devices_seen: list = field(default_factory=list)    # devs of the event lines, in order
+    # One item per bio, in the order of the lines:
+    times: array = _column("d")                   # seconds since the start of the trace
+    kinds: array = _column("B")                   # index in KINDS
+    sectors: array = _column("Q")
+    nsects: array = _column("I")
+    devs: array = _column("H")                    # index in devices_seen
 
-    def span(self):
-        """(first, last) event time in seconds; (0.0, 0.0) without events."""
-        if not self.events:
-            return 0.0, 0.0
-        times = [e.time for e in self.events]
-        return min(times), max(times)
+    @property
+    def nr_bios(self):
+        return len(self.times)
+
+    def bios(self, dev):
+        """(time, kind, sector, nsect) of each bio of @dev, made as it is
+        consumed: one per bio submitted to that device, which is what all
+        the accounting counts."""
+        if dev not in self.devices_seen:
+            return iter(())
+        columns = zip(self.times, map(KINDS.__getitem__, self.kinds), self.sectors, self.nsects)
+        return compress(columns, map(self.devices_seen.index(dev).__eq__, self.devs))
 
 
 def kind(rwbs):
@@ -62,23 +80,24 @@ def kind(rwbs):
 
 # What _event() returns for a message line: not an event, not garbage either.
 _MESSAGE = object()
-# Event(...) without the Python-level __new__ of a NamedTuple: millions of them.
-_new_tuple = tuple.__new__
+_KIND_INDEX = {what: index for index, what in enumerate(KINDS)}
 
 
-def _event(fields, devs):
-    """The Event of a split line, _MESSAGE, or None if it is not an event.
-    @devs holds the device fields already found well-formed."""
+def _event(fields, index):
+    """(dev, time, kind index, sector, nsect) of a split event line, the
+    last three None unless it is a bio; _MESSAGE; or None if it is not an
+    event line (or does not fit the columns).  @index holds the device
+    fields already found well-formed."""
     if len(fields) < 7:
         return None
     dev = fields[0]
-    if dev not in devs:
+    if dev not in index:
         major, comma, minor = dev.partition(",")
-        if not (comma and major.isdecimal() and minor.isdecimal()):
+        if not (comma and major.isdecimal() and minor.isdecimal()) or len(index) == DEVICE_LIMIT:
             return None
-        devs.add(dev)
     try:
-        cpu, seq, time, pid = int(fields[1]), int(fields[2]), float(fields[3]), int(fields[4])
+        time = float(fields[3])
+        int(fields[1]), int(fields[2]), int(fields[4])     # cpu, sequence, pid: not kept
     except ValueError:
         return None
     action = fields[5]
@@ -93,9 +112,12 @@ def _event(fields, devs):
             if not fields[9].isdecimal():
                 return None
             nsect = int(fields[9])
-    # Interned: one string per device and per rwbs, not one per event.
-    return _new_tuple(Event, (sys.intern(dev), cpu, seq, time, pid, action,
-                              sys.intern(fields[6]), sector, nsect))
+    kind_index = _KIND_INDEX.get(kind(fields[6])) if action == "Q" and nsect else None
+    if kind_index is None:
+        return dev, time, None, None, None
+    if sector >= SECTOR_LIMIT or nsect >= NSECT_LIMIT:
+        return None
+    return dev, time, kind_index, sector, nsect
 
 
 def _comment(trace, words):
@@ -127,8 +149,8 @@ def parse(lines):
     """The Trace of blkparse output (any iterable of lines); never raises on
     a bad line, it counts it in Trace.skipped."""
     trace = Trace()
-    events = trace.events
-    devs = set()
+    index = {}                  # dev -> its index in trace.devices_seen
+    first, last = float("inf"), float("-inf")
     in_summary = False
     for line in lines:
         fields = line.split()
@@ -137,18 +159,36 @@ def parse(lines):
         if fields[0].startswith("#"):
             _comment(trace, fields)
             continue
-        event = _event(fields, devs)
+        event = _event(fields, index)
         if event is _MESSAGE:
             continue
         if event is not None:
-            events.append(event)
+            dev, time, kind_index, sector, nsect = event
+            dev_index = index.get(dev)
+            if dev_index is None:
+                dev_index = index[dev] = len(index)
+                trace.devices_seen.append(dev)
+            if time < first:
+                first = time
+            if time > last:
+                last = time
             in_summary = False      # outputs of several runs, one after the other
+            if kind_index is None:
+                trace.other_events += 1
+                continue
+            trace.times.append(time)
+            trace.kinds.append(kind_index)
+            trace.sectors.append(sector)
+            trace.nsects.append(nsect)
+            trace.devs.append(dev_index)
             continue
         line = line.strip()
         if _opens_summary(line):
             in_summary = True
         elif not in_summary and not _blkparse_chatter(line):
             trace.skipped += 1
+    if first <= last:
+        trace.span = (first, last)
     return trace
 
 
@@ -160,19 +200,11 @@ def parse_file(path):
         return parse(f)
 
 
-def queued(trace, dev=None):
-    """The Q events with data (of @dev only, if given): one per bio submitted
-    to that device, which is what all the accounting counts."""
-    for e in trace.events:
-        if e.action == "Q" and e.nsect and (dev is None or e.dev == dev):
-            yield e
-
-
 def main_device(trace):
     """The dev the comments call "device", else the one with the most bios;
     None for a trace without bios."""
     for dev, info in trace.devices.items():
         if info.get("role") == "device":
             return dev
-    bios = Counter(e.dev for e in queued(trace))
-    return bios.most_common(1)[0][0] if bios else None
+    bios = Counter(trace.devs)
+    return trace.devices_seen[bios.most_common(1)[0][0]] if bios else None

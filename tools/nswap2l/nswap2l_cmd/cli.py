@@ -324,10 +324,10 @@ def cmd_trace(args):
         trace = blktrace.parse_file(path)
     except OSError as err:
         raise Failure(f"{path}: {err.strerror}", device.EXIT_NO_DEVICE) from None
-    if not list(blktrace.queued(trace)):
+    if not trace.nr_bios:
         raise Failure(f"{path}: no I/O in the trace (is it blkparse output?)", device.EXIT_FAILED)
     os.makedirs(out, exist_ok=True)
-    progress(f"analysing {len(trace.events)} events")
+    progress(f"analysing {trace.nr_bios} bios")
     summary = analysis.summarise(trace)
     try:
         replays = analysis.replay_all(trace, when=args.when, amount=args.amount,

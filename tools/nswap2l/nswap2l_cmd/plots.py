@@ -2,7 +2,7 @@
 """Pictures: the swap-slot access map of a trace (Fig. 2 of the Nswap2L
 paper) and the concurrency histograms of a device's profile.  matplotlib is
 imported only here, and only when a picture is drawn."""
-from .analysis import bios_of
+from .analysis import page_range
 from .blktrace import main_device
 
 DPI = 100
@@ -35,16 +35,16 @@ def _save(fig, path):
 def _access_points(trace, dev, limit):
     """({kind: (times, pages)}, every how many page accesses one is kept,
     page accesses in all) of @dev's bios, times from the trace's start."""
-    bios = list(bios_of(trace, dev))
-    total = sum(len(pages) for _, _, pages in bios)
+    total = sum(len(page_range(sector, nsect)) for _, _, sector, nsect in trace.bios(dev))
     step = max(1, -(-total // limit))
-    start = trace.span()[0]
+    start = trace.span[0]
     points = {}
     seen = 0
-    for event, what, pages in bios:
+    for time, what, sector, nsect in trace.bios(dev):
+        pages = page_range(sector, nsect)
         kept = pages[-seen % step::step]
         times, slots = points.setdefault(what, ([], []))
-        times.extend([event.time - start] * len(kept))
+        times.extend([time - start] * len(kept))
         slots.extend(kept)
         seen += len(pages)
     return points, step, total

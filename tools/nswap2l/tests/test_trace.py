@@ -56,9 +56,10 @@ def sample_lines():
 class TestParse(unittest.TestCase):
     def test_sample(self):
         trace = sample()
-        # 44 event lines on 253,0, 23 on 254,0, 10 on 254,16; the message
-        # line, the comments, "Input file" lines and the summary are not events.
-        self.assertEqual(len(trace.events), 77)
+        # 44 event lines on 253,0, 23 on 254,0, 10 on 254,16: 28 bios, 49
+        # others; the message line, the comments, "Input file" lines and the
+        # summary are not events.
+        self.assertEqual((trace.nr_bios, trace.other_events), (28, 49))
         self.assertEqual(trace.skipped, 0)
         self.assertEqual(trace.seconds, 1.0)
         self.assertEqual(trace.devices, {
@@ -66,28 +67,32 @@ class TestParse(unittest.TestCase):
             FLASH: {"role": "flash", "name": "vda"},
             DISK: {"role": "disk", "name": "vdb"},
         })
-        self.assertEqual(trace.events[0], blktrace.Event(DEVICE, 1, 1, 0.0, 150, "Q", "R", 0, 8))
-        self.assertEqual(trace.span(), (0.0, 0.0383))
+        self.assertEqual(trace.devices_seen, [DEVICE, FLASH, DISK])
+        self.assertEqual(trace.span, (0.0, 0.0383))     # the last C line's time: not a bio
         self.assertEqual(blktrace.main_device(trace), DEVICE)
+        # A bio is kept in 23 bytes.
+        columns = (trace.times, trace.kinds, trace.sectors, trace.nsects, trace.devs)
+        self.assertEqual(sum(column.itemsize for column in columns), 23)
 
-    def test_lines_without_data(self):
-        by_action = {}
-        for e in sample().events:
-            by_action.setdefault(e.action, []).append(e)
-        flush = [e for e in by_action["Q"] if e.rwbs == "FWS"]
-        self.assertEqual([(e.sector, e.nsect) for e in flush], [(None, 0)])
-        self.assertEqual([(e.sector, e.nsect) for e in by_action["P"] + by_action["U"]],
-                         [(None, 0), (None, 0)])
-        self.assertEqual([(e.dev, e.sector, e.nsect) for e in by_action["A"]],
-                         [(FLASH, 2048, 8), (FLASH, 2080, 8), (DISK, 16384, 8), (DISK, 16392, 8)])
-
-    def test_queued(self):
+    def test_bios(self):
+        # The Q lines with data only: not the flush, nor the A, G, I, M, D
+        # or C lines of the same bios.
         trace = sample()
-        # 10 reads + 10 writes + 1 discard on the device (not the flush);
-        # 5 on flash, 2 on disk.
-        self.assertEqual(len(list(blktrace.queued(trace))), 28)
-        self.assertEqual(len(list(blktrace.queued(trace, DEVICE))), 21)
-        self.assertEqual([e.sector for e in blktrace.queued(trace, DISK)], [16384, 16392])
+        times = (0.001, 0.0011, 0.0012, 0.0013, 0.0014, 0.0015, 0.0016, 0.0017)
+        writes = [(time, "write", sector, 8) for time, sector in zip(times, range(64, 128, 8))]
+        self.assertEqual(list(trace.bios(DEVICE)), [(0.0, "read", 0, 8)] + writes + [
+            (0.012, "read", 96, 8), (0.022, "write", 256, 32), (0.023, "read", 104, 8),
+            (0.024, "read", 64, 8), (0.031, "read", 104, 8), (0.032, "read", 256, 16),
+            (0.033, "read", 272, 8), (0.034, "write", 72, 8), (0.035, "discard", 112, 16),
+            (0.036, "read", 80, 8), (0.037, "read", 64, 8), (0.038, "read", 64, 8)])
+        self.assertEqual(list(trace.bios(FLASH)), [
+            (0.0101, "write", 2048, 32), (0.024011, "read", 2048, 8),
+            (0.0301, "write", 2080, 8), (0.03011, "write", 2088, 8),
+            (0.031011, "read", 2080, 8)])
+        self.assertEqual(list(trace.bios(DISK)),
+                         [(0.033011, "read", 16384, 8), (0.034011, "write", 16392, 8)])
+        self.assertEqual(list(trace.bios("8,0")), [])
+        self.assertEqual(list(trace.bios(None)), [])
 
     def test_kind(self):
         cases = {"R": "read", "RA": "read", "RM": "read", "RS": "read", "RSM": "read",
@@ -107,26 +112,37 @@ class TestParse(unittest.TestCase):
             "253,0    1        5     0.1   153  Q   W 2048 + x [dd]",          # nsect
             "8:0      1        6     0.1   153  Q   W 2048 + 8 [dd]",          # device
             "253,0    1        7     zero  153  Q   W 2048 + 8 [dd]",          # time
+            "253,0    1        8     0.1   153  Q   W 18446744073709551616 + 8 [dd]",  # 2^64
+            "253,0    1        9     0.1   153  Q   W 2048 + 4294967296 [dd]",          # 2^32
             "\x00\xff binary",
             "",
             "   ",
             good,
+            "253,0    1       10     0.2     0  C   W 2048 + 8 [0]",
             "# a comment of someone else",
             "# nswap2l-trace device",                                          # too short
             "# nswap2l-trace seconds soon",
         ])
-        self.assertEqual(trace.skipped, 8)
-        self.assertEqual(trace.events,
-                         [blktrace.Event("253,0", 1, 1, 0.0001, 153, "Q", "W", 2048, 8)])
+        self.assertEqual(trace.skipped, 10)
+        self.assertEqual(list(trace.bios("253,0")), [(0.0001, "write", 2048, 8)])
+        self.assertEqual((trace.other_events, trace.devices_seen, trace.span),
+                         (1, ["253,0"], (0.0001, 0.2)))
         self.assertEqual(trace.devices, {})
         self.assertIsNone(trace.seconds)
+
+    def test_too_many_devices(self):
+        # The device column holds 2^16 of them; the lines of one more are skipped.
+        trace = blktrace.parse(f"{n},0 1 1 0.1 1 Q R 0 + 8 [x]"
+                               for n in range(blktrace.DEVICE_LIMIT + 1))
+        self.assertEqual((trace.nr_bios, len(trace.devices_seen), trace.skipped),
+                         (blktrace.DEVICE_LIMIT, blktrace.DEVICE_LIMIT, 1))
 
     def test_summary_then_more_events(self):
         # Outputs of two runs one after the other: events after a summary
         # count (here the sample's first two event lines, again).
         lines = sample_lines()
         trace = blktrace.parse(lines + lines[7:9] + ["not an event"])
-        self.assertEqual(len(trace.events), 79)
+        self.assertEqual((trace.nr_bios, trace.other_events), (29, 50))
         self.assertEqual(trace.skipped, 1)
 
     def test_main_device_without_comments(self):
@@ -136,8 +152,9 @@ class TestParse(unittest.TestCase):
 
     def test_empty(self):
         trace = blktrace.parse([])
-        self.assertEqual((trace.events, trace.devices, trace.seconds, trace.skipped),
-                         ([], {}, None, 0))
+        self.assertEqual((trace.nr_bios, trace.other_events, trace.devices_seen, trace.span,
+                          trace.devices, trace.seconds, trace.skipped),
+                         (0, 0, [], (0.0, 0.0), {}, None, 0))
         self.assertIsNone(blktrace.main_device(trace))
         summary = analysis.summarise(trace)
         self.assertEqual([summary[k] for k in ("device", "duration", "devices", "pages_touched",
@@ -274,10 +291,10 @@ class TestReplay(unittest.TestCase):
         self.assertLessEqual(result["flash_reads"], result["reads"])
 
     def test_replay_all(self):
+        # The policies side by side in one pass: each as if alone.
         results = analysis.replay_all(self.trace, amount="written:50", interval_ms=10)
         self.assertEqual([r["policy"] for r in results], ["rr", "random", "lrs", "mrs"])
-        self.assertEqual(results[0], self.replay("rr"))
-        self.assertEqual(results[3], self.replay("mrs"))
+        self.assertEqual(results, [self.replay(policy) for policy in analysis.REPLAYED])
 
     def test_nr_pages(self):
         self.check(self.replay("rr", nr_pages=100), 6, 5, 3)     # the cursor never wraps
