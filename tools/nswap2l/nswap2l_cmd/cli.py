@@ -41,14 +41,13 @@ def pages(n):
 
 def create_settings(args):
     settings = config.load(args.config) if args.config else {}
-    for key in ("netram", "key_file", "client", "flash", "disk", "size", "timeout",
-                "reliability", "protect", "placement", "prefetch", "when", "amount",
-                "interval", "priority"):
-        if getattr(args, key) is not None:
-            settings[key] = getattr(args, key)
-    for flag in ("overcommit", "swap"):
-        if getattr(args, flag):
-            settings[flag] = True
+    for setting in config.SETTINGS:     # the options are named as the settings
+        value = getattr(args, setting)
+        if setting in config.BOOLEANS:
+            if value:
+                settings[setting] = True
+        elif value is not None:
+            settings[setting] = value
     return settings
 
 
@@ -102,7 +101,6 @@ def cmd_remove(args):
 def status_record(name):
     status = device.status_of(name)
     status["name"] = name
-    status["table"] = device.table_of(name)
     swap = device.swap_entry(name)
     status["swap"] = ({"size_kib": int(swap[2]), "used_kib": int(swap[3]), "priority": int(swap[4])}
                       if swap else None)

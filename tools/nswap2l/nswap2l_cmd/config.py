@@ -16,6 +16,7 @@ KEYS = {
     "swap": {"enable": "swap", "priority": "priority"},
 }
 BOOLEANS = ("overcommit", "swap")
+SETTINGS = [setting for keys in KEYS.values() for setting in keys.values()]
 
 
 def default_path(name):

@@ -232,8 +232,11 @@ def parse_status(line):
 
 
 def status_of(name):
-    table_of(name)
-    return parse_status(dmsetup("status", name).stdout.strip())
+    """parse_status() of the device, with its table line as "table"."""
+    table = table_of(name)
+    status = parse_status(dmsetup("status", name).stdout.strip())
+    status["table"] = table
+    return status
 
 
 # ---- sysfs --------------------------------------------------------------------
