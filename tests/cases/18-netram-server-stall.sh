@@ -7,6 +7,9 @@
 # guard page was hit), it takes no new pages while failed, and after
 # SIGCONT it comes back.  fio then verifies every block: no acknowledged
 # write is lost.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.12
 # mem: 256M
 # servers: 2 max=64M
 # disks: flash=64M

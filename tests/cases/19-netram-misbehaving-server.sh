@@ -9,6 +9,9 @@
 # errors, never zeros or stale data, and its writes go elsewhere.  Pages
 # changed on the way after the server's MAC are refused and read again.
 # An EVICT answered right after a PUT is sent whole.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 2 max=64M
 # disks: flash=64M

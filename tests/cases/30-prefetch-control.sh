@@ -9,6 +9,9 @@
 # changing only prefetch= keeps the data.  Suspend stops a busy worker (no
 # flash I/O, no files) and resume starts it again; removing the device
 # while the worker is busy is prompt and the module unloads.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 1
 # disks: flash=64M

@@ -7,6 +7,9 @@
 # were on them are lost; they read as EIO, never as wrong data, and status
 # counts them.  Last, an idle server that stops answering is found by the
 # heartbeat, and its pages are copied again before anyone reads them.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.12
 # mem: 256M
 # servers: 3
 # disks: flash=64M

@@ -9,6 +9,9 @@
 # EIO, never as wrong data, and status counts them.  Last, a server's
 # machine asks its memory back (EVICT) and a server is removed: the groups
 # that hold pages there move, and nothing is lost.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.12
 # mem: 256M
 # servers: 4 reserve=32M
 # disks: flash=64M

@@ -6,6 +6,9 @@
 # killed mid-move.  Each time: nothing is lost, every page reads right,
 # recovery ends with every page redundant again and nothing left on the
 # dead server.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 4 reserve=32M
 # timeout: 900
