@@ -4,6 +4,9 @@
 # prefetched, and then a second server's machine wants its memory back
 # (EVICT) while recovery runs: every sum comes out right, no page is lost,
 # and recovery ends with every Network RAM page on two servers again.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 160M
 # servers: 3 reserve=32M
 # disks: flash=192M disk=384M

@@ -23,14 +23,14 @@ PAGES=$(dev_pages "$DISK")
 dm_create nsw "0 $((PAGES * 8)) nswap2l 7 $(netram_table_arg | cut -d' ' -f1) $KEY flash=$FLASH disk=$DISK timeout=10 reliability=parity,group=3 prefetch=random,amount=written:20,interval=100" ||
 	die "create failed"
 MB=$(($(meminfo_kb MemTotal) * 3 / 2 / 1024))
-log "memcheck: ${MB} MiB in two threads"
+log "memcheck: ${MB} MiB, a sequential pass and the final check"
 
 mkswap $DEV >/dev/null || die "mkswap"
 # else swap maps pages under writeback writable, and a page changed while
 # written no longer matches its group's parity
 assert_eq "$(queue_attr nsw stable_writes)" 1 "stable_writes"
 swapon --discard $DEV || die "swapon"
-memcheck -m $MB -p 2 -s 21 >/tmp/mc.out 2>&1 &
+memcheck -m $MB -p 1 -s 21 >/tmp/mc.out 2>&1 &
 mc=$!
 under_way() { [ "$(tier_stat nsw netram writes)" -gt 6000 ] && [ "$(pf_status nsw prefetched)" -gt 0 ]; }
 wait_until 120 nsw "swapping to groups, prefetching" under_way
