@@ -5,8 +5,9 @@
 # --json, checked against dmsetup and the data written), servers add and
 # remove (the pages move, the data stays), prefetch set and show, profile
 # with its plot, remove.  Then swap from a config file, through the systemd
-# unit's own ExecStart and ExecStop lines: created, swapped on with the
-# priority of the file, swapped off and removed.  (Settings that are wrong
+# unit's own ExecStart and ExecStop lines, run in a session keyring of their
+# own as systemd runs them: created, swapped on with the priority of the
+# file, swapped off and removed.  (Settings that are wrong
 # on any machine are refused in host test 22; here, what needs a system.)
 # The command is user space over the status, sysfs and messages that the
 # other cases test on every kernel, so it runs on one.
@@ -79,6 +80,11 @@ grep -Eq "^  netram +4\.0 MiB " /tmp/st.txt || die "status does not show 4.0 MiB
 grep -Eq "^  $S0 +up +4\.0 MiB " /tmp/st.txt || die "status does not show the server up holding 4.0 MiB"
 nswap2l status >/tmp/all.txt || die "status of all"
 grep -q "^n: " /tmp/all.txt || die "status without NAME does not list n"
+exits_with 4 "status needs root" as_nobody nswap2l status
+exits_with 4 "needs root" as_nobody nswap2l status n
+# --watch before the NAME: refreshes of n's status until stopped
+timeout -s INT 5 nswap2l status --watch 1 n >/tmp/watch.txt 2>&1
+assert_gt "$(grep -c "^n: " /tmp/watch.txt)" 1 "refreshes of status --watch 1 n in 5 s"
 
 log "servers add and remove"
 nswap2l servers n add "$S1" || die "servers add"
@@ -97,6 +103,8 @@ grep -q "^policy=lrs when=always amount=written:0:4096 interval_ms=100$" /tmp/pf
 exits_with 2 "prefetch policy 'bogus'" nswap2l prefetch n bogus
 exits_with 2 "prefetch amount 'lots'" nswap2l prefetch n rr --amount lots
 exits_with 4 "prefetch needs root" as_nobody nswap2l prefetch n rr
+# a value only the kernel checked once: the policy changed, then the amount failed
+exits_with 2 "prefetch amount 'held:200'" nswap2l prefetch n rr --amount held:200
 assert_eq "$(pf_config n)" "lrs always written:0:4096 100" "prefetch after refused changes"
 nswap2l prefetch n rr --amount held:100 --interval 50 >/dev/null || die "prefetch set"
 assert_eq "$(pf_config n)" "rr always held:100:4096 50" "prefetch after the change"
@@ -139,7 +147,7 @@ unit=/opt/nswap2l/systemd/nswap2l@.service
 unit_cmds() { sed -n "s/^$1=//p" "$unit" | sed 's/%i/sw/g'; }
 for cmd in "$(unit_cmds ExecStartPre)" "$(unit_cmds ExecStart)"; do
 	log "unit: $cmd"
-	$cmd || die "unit command '$cmd' failed"
+	private_keyring $cmd || die "unit command '$cmd' failed"
 done
 awk '$1 ~ /^\/dev\/(mapper\/sw|dm-[0-9]+)$/ && $5 == 7 { f = 1 } END { exit !f }' /proc/swaps ||
 	die "no swap of priority 7: $(cat /proc/swaps)"
@@ -152,6 +160,6 @@ exits_with 2 "unknown key 'sise' in \[device\]" nswap2l create --config /etc/nsw
 exits_with 3 "config /etc/nswap2l/none.conf: No such file" nswap2l create --config /etc/nswap2l/none.conf none
 cmd=$(unit_cmds ExecStop)
 log "unit: $cmd"
-$cmd || die "unit command '$cmd' failed"
+private_keyring $cmd || die "unit command '$cmd' failed"
 [ "$(wc -l </proc/swaps)" = 1 ] || die "swap left after ExecStop: $(cat /proc/swaps)"
 no_device_left "ExecStop"

@@ -65,4 +65,32 @@ bad "config: unknown section" "unknown section \[disks\]" create t --print-table
 printf 'flash = /dev/x\n' >"$WORK/bad3.conf"
 bad "config: no section" "config .*bad3.conf: File contains no section headers" create t --print-table --config "$WORK/bad3.conf"
 bad "trace: both" "give a device NAME \(with --seconds\) or --from FILE" trace t --from "$WORK/x"
+# values only the kernel refused before: now refused before anything changes
+bad "amount over 100 %" "prefetch amount 'held:200'.*0-100" create t --print-table "${N[@]}" --size 1G --prefetch rr --amount held:200
+bad "cap over the kernel's" "prefetch amount 'written:5:2000000'" create t --print-table "${N[@]}" --size 1G --prefetch rr --amount written:5:2000000
+bad "idle:0" "prefetch when 'idle:0'" create t --print-table "${N[@]}" --size 1G --prefetch rr --when idle:0
+printf '[device]\nflash = \377\n' >"$WORK/bad4.conf"
+bad "config: not UTF-8" "bad4.conf: not UTF-8" create t --print-table --config "$WORK/bad4.conf"
+bad "status --watch -1" "--watch -1: expected seconds" status --watch -1
+
+# trace --from: settings the replay cannot model, and missing matplotlib,
+# are refused before the output directory is made
+SAMPLE=$REPO_DIR/tools/nswap2l/tests/sample.blkparse
+bad "replay when idle" "when 'idle': the replay models always and swapping" trace --from "$SAMPLE" --out "$WORK/t1" --when idle
+[[ ! -e "$WORK/t1" ]] || fail "trace with a bad setting made its output directory"
+mkdir -p "$WORK/nompl/matplotlib"
+echo 'raise ImportError("hidden by the test")' >"$WORK/nompl/matplotlib/__init__.py"
+status=0
+PYTHONPATH=$WORK/nompl "$NSWAP2L" trace --from "$SAMPLE" --out "$WORK/t2" 2>"$WORK/err" >/dev/null || status=$?
+((status == 5)) || fail "trace without matplotlib: exit status $status, expected 5 ($(cat "$WORK/err"))"
+grep -q "needs matplotlib" "$WORK/err" || fail "trace without matplotlib: $(cat "$WORK/err")"
+[[ ! -e "$WORK/t2" ]] || fail "trace without matplotlib made its output directory"
+status=0
+"$NSWAP2L" trace --from "$SAMPLE" --out /proc/version/x 2>"$WORK/err" >/dev/null || status=$?
+((status == 1)) && grep -q "output directory /proc/version/x: Not a directory" "$WORK/err" ||
+	fail "trace into a file's path: exit status $status ($(cat "$WORK/err"))"
+"$NSWAP2L" trace --from "$SAMPLE" --out "$WORK/t3" >/dev/null 2>&1 || fail "trace --from the sample"
+for f in summary.txt summary.json access-map.png; do
+	[[ -s "$WORK/t3/$f" ]] || fail "trace --from the sample wrote no $f"
+done
 echo "ok"

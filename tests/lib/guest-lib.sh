@@ -466,6 +466,16 @@ as_nobody() {
 	python3 -c 'import os, sys; os.setgid(65534); os.setuid(65534); os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 }
 
+# private_keyring CMD...: CMD in a new session keyring that is not linked to
+# root's user keyring, as systemd starts a system service (KeyringMode=private)
+private_keyring() {
+	python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(250, 1, None) < 0:	# keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL), x86_64
+    sys.exit("private_keyring: " + os.strerror(ctypes.get_errno()))
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
 # json_get FILE EXPR: the Python expression EXPR of the JSON value d in FILE
 json_get() {
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" ||

@@ -272,6 +272,18 @@ def _amount(amount, default_cap):
                      f"P 0-100, CAP (default {default_cap}) 1 or more")
 
 
+def check_replay_settings(when, amount, interval_ms, cap=4096):
+    """(basis, percent, cap) of settings replay_policies() can model;
+    ValueError saying what is wrong otherwise."""
+    if when not in WHEN:
+        raise ValueError(f"prefetch when '{when}': the replay models {' and '.join(WHEN)} "
+                         "(idle needs the bios in flight, and the trace records only their queueing)")
+    basis, percent, cap = _amount(amount, cap)
+    if not interval_ms > 0:
+        raise ValueError(f"prefetch interval '{interval_ms}': must be more than 0 ms")
+    return basis, percent, cap
+
+
 def _ns(seconds):
     return round(seconds * 1e9)
 
@@ -318,11 +330,7 @@ def replay_policies(trace, policies, dev=None, when="always", amount="written:10
         if policy != "none" and policy not in REPLAYED:
             raise ValueError(f"prefetch policy '{policy}': unknown to the replay "
                              f"(valid: none {' '.join(REPLAYED)})")
-    if when not in WHEN:
-        raise ValueError(f"prefetch when '{when}': unknown to the replay (valid: {' '.join(WHEN)})")
-    basis, percent, cap = _amount(amount, cap)
-    if not interval_ms > 0:
-        raise ValueError(f"prefetch interval '{interval_ms}': must be more than 0 ms")
+    basis, percent, cap = check_replay_settings(when, amount, interval_ms, cap)
     if dev is None:
         dev = main_device(trace)
     # The pages up to that of the last sector a bio touches.

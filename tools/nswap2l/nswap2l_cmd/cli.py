@@ -23,6 +23,7 @@ EXIT_CODES = """exit status:
   5  a tool is missing (blktrace, blkparse, matplotlib)"""
 
 DEFAULT_SWAP_PRIORITY = 100     # above disk swap, as zram-generator's default
+DEFAULT_WATCH_SECONDS = 2.0
 
 
 def human(nbytes):
@@ -139,7 +140,25 @@ def format_status(st):
     return "\n".join(out)
 
 
+def watch_interval(args):
+    """Seconds between refreshes, or None.  `status --watch NAME` names a
+    device, not an interval: --watch takes only a number as its value."""
+    if args.watch is None:
+        return None
+    try:
+        seconds = float(args.watch)
+    except ValueError:
+        args.names.insert(0, args.watch)
+        return DEFAULT_WATCH_SECONDS
+    if not 0.1 <= seconds <= 3600:
+        raise table.bad(f"--watch {args.watch}: expected seconds, 0.1..3600")
+    return seconds
+
+
 def cmd_status(args):
+    interval = watch_interval(args)
+    if not args.names:
+        device.require_root("status")
     names = args.names or device.nswap2l_devices()
     while True:
         records = [status_record(n) for n in names]
@@ -147,13 +166,13 @@ def cmd_status(args):
             text = json.dumps(records if not args.names or len(names) > 1 else records[0], indent=2)
         else:
             text = "\n\n".join(format_status(r) for r in records) or "no nswap2l devices"
-        if args.watch is None:
+        if interval is None:
             print(text)
             return
         sys.stdout.write("\033[H\033[2J" if sys.stdout.isatty() else "\n")
-        print(f"{datetime.datetime.now():%H:%M:%S}, every {args.watch} s (Ctrl-C to stop)\n{text}",
+        print(f"{datetime.datetime.now():%H:%M:%S}, every {interval:g} s (Ctrl-C to stop)\n{text}",
               flush=True)
-        time.sleep(args.watch)
+        time.sleep(interval)
 
 
 # ---- servers, prefetch, profile -------------------------------------------------
@@ -214,14 +233,24 @@ def histogram_lines(hist, width=40):
     return lines
 
 
+def load_plots():
+    """The plots module, once matplotlib is known to be there."""
+    from . import plots
+    try:
+        plots.require_matplotlib()
+    except RuntimeError as err:
+        raise Failure(str(err), device.EXIT_MISSING_TOOL) from None
+    return plots
+
+
 def cmd_profile(args):
     device.table_of(args.name)
+    plots = load_plots() if args.plot else None
     if args.reset:
         device.require_root("profile --reset")
         device.message(args.name, "profile", "reset")
     profile = device.parse_key_values(device.sysfs_read(args.name, "profile"))
     if args.plot:
-        from . import plots
         plots.profile_histograms(profile, args.plot, title=f"{args.name}: bios in flight")
     if args.json:
         print(json.dumps(profile, indent=2))
@@ -258,9 +287,16 @@ def trace_devices(name):
     return devs
 
 
+def make_dir(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as err:
+        raise Failure(f"output directory {path}: {err.strerror}", device.EXIT_FAILED) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise Failure(f"output directory {path}: not writable", device.EXIT_FAILED)
+
+
 def record_trace(name, seconds, out):
-    device.table_of(name)
-    device.require_root("trace")
     blktrace = device.require_tool("blktrace", "blktrace")
     blkparse = device.require_tool("blkparse", "blktrace")
     devs = trace_devices(name)
@@ -306,32 +342,42 @@ def record_trace(name, seconds, out):
 def cmd_trace(args):
     if bool(args.name) == bool(args.from_file):
         raise table.bad("trace: give a device NAME (with --seconds) or --from FILE")
+    from . import analysis, blktrace
+    try:
+        analysis.check_replay_settings(args.when, args.amount, args.interval)
+    except ValueError as err:
+        raise table.bad(str(err)) from None
     if args.name:
         if not args.seconds or args.seconds < 1:
             raise table.bad("trace: --seconds N (1 or more) says how long to record")
+        device.table_of(args.name)
+        device.require_root("trace")
+    plots = load_plots()
+    if args.name:
         out = args.out or f"nswap2l-trace-{args.name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+        make_dir(out)
         path = record_trace(args.name, args.seconds, out)
     else:
         path = args.from_file
         if os.path.isdir(path):
             path = os.path.join(path, TRACE_FILE)
         out = args.out or os.path.dirname(path) or "."
-    from . import analysis, blktrace
+        make_dir(out)
     progress(f"reading {path}")
     try:
         trace = blktrace.parse_file(path)
-    except OSError as err:
-        raise Failure(f"{path}: {err.strerror}", device.EXIT_NO_DEVICE) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise Failure(f"{path}: {getattr(err, 'strerror', None) or 'not blkparse text'}",
+                      device.EXIT_NO_DEVICE) from None
     if not trace.nr_bios:
-        raise Failure(f"{path}: no I/O in the trace (is it blkparse output?)", device.EXIT_FAILED)
-    os.makedirs(out, exist_ok=True)
+        if args.name:
+            raise Failure(f"{args.name}: no I/O in {args.seconds} s: nothing to analyse "
+                          f"(the events are in {path})", device.EXIT_FAILED)
+        raise Failure(f"{path}: no I/O in the trace (is it blkparse output?)", device.EXIT_NO_DEVICE)
     progress(f"analysing {trace.nr_bios} bios")
     summary = analysis.summarise(trace)
-    try:
-        replays = analysis.replay_all(trace, when=args.when, amount=args.amount,
-                                      interval_ms=args.interval)
-    except ValueError as err:
-        raise table.bad(str(err)) from None
+    replays = analysis.replay_all(trace, when=args.when, amount=args.amount,
+                                  interval_ms=args.interval)
     report = analysis.format_summary(summary, replays)
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(report + "\n")
@@ -340,11 +386,7 @@ def cmd_trace(args):
     print(report)
     picture = os.path.join(out, "access-map.png")
     progress(f"drawing {picture}")
-    try:
-        from . import plots
-        plots.access_map(trace, picture)
-    except RuntimeError as err:
-        raise Failure(str(err), device.EXIT_MISSING_TOOL) from None
+    plots.access_map(trace, picture)
     print(f"\nwrote {os.path.join(out, 'summary.txt')}, summary.json and access-map.png")
 
 
@@ -401,8 +443,8 @@ def build_parser():
     p = command("status", cmd_status, "tiers, servers and counters of devices (default: all)")
     p.add_argument("names", metavar="NAME", nargs="*")
     p.add_argument("--json", action="store_true", help="machine-readable")
-    p.add_argument("--watch", metavar="S", type=float, nargs="?", const=2.0,
-                   help="refresh every S seconds (default 2)")
+    p.add_argument("--watch", metavar="S", nargs="?", const=str(DEFAULT_WATCH_SECONDS),
+                   help=f"refresh every S seconds (default {DEFAULT_WATCH_SECONDS:g})")
 
     p = command("servers", cmd_servers, "list, add or remove Network RAM servers",
                 "remove drains the server: its pages move elsewhere in the background.")
@@ -432,10 +474,12 @@ def build_parser():
                 "served from flash, with --when/--amount/--interval as the device would use them.")
     p.add_argument("name", metavar="NAME", nargs="?")
     p.add_argument("--seconds", metavar="N", type=int, help="how long to record")
-    p.add_argument("--out", metavar="DIR", help="output directory (default: a new one here)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default: a new one here; with --from, FILE's own)")
     p.add_argument("--from", dest="from_file", metavar="FILE",
                    help="analyse a trace recorded earlier (FILE or its directory)")
-    p.add_argument("--when", default="always", help="prefetch when, for the replay (default always)")
+    p.add_argument("--when", default="always",
+                   help="prefetch when, for the replay: always or swapping (default always)")
     p.add_argument("--amount", default="written:10", help="prefetch amount, for the replay (default written:10)")
     p.add_argument("--interval", metavar="MS", type=int, default=500,
                    help="prefetch interval, for the replay (default 500)")
@@ -450,6 +494,10 @@ def main(argv=None):
     except Failure as failure:
         print(f"nswap2l {args.command}: {failure}", file=sys.stderr)
         return failure.code
+    except OSError as err:      # a file the user named, or a system call, said no
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"nswap2l {args.command}: {where}{err.strerror or err}", file=sys.stderr)
+        return device.EXIT_FAILED
     except KeyboardInterrupt:
         return 130
     return 0

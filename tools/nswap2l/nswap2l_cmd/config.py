@@ -33,6 +33,8 @@ def load(path):
         raise Failure(f"config {path}: {err.strerror}", EXIT_NO_DEVICE) from None
     except configparser.Error as err:
         raise Failure(f"config {path}: {err.message.splitlines()[0]}", EXIT_USAGE) from None
+    except UnicodeDecodeError as err:
+        raise Failure(f"config {path}: not UTF-8 text (byte {err.start})", EXIT_USAGE) from None
     settings = {}
     for section in parser.sections():
         if section not in KEYS:

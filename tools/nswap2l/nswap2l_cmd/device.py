@@ -5,6 +5,7 @@ line and sysfs files, the kernel keyring, swap, the kernel log."""
 import ctypes
 import errno
 import os
+import platform
 import shutil
 import subprocess
 
@@ -234,7 +235,11 @@ def parse_status(line):
 def status_of(name):
     """parse_status() of the device, with its table line as "table"."""
     table = table_of(name)
-    status = parse_status(dmsetup("status", name).stdout.strip())
+    try:
+        status = parse_status(dmsetup("status", name).stdout.strip())
+    except (ValueError, IndexError) as err:
+        raise Failure(f"{name}: a status line this nswap2l does not know (is the module "
+                      f"of another version?): {err}", EXIT_FAILED) from None
     status["table"] = table
     return status
 
@@ -285,17 +290,24 @@ def number_or_text(text):
 
 # ---- keyring: the Network RAM key as a logon key -------------------------------
 
-_SYS_ADD_KEY = 248        # x86_64
-_SYS_KEYCTL = 250
+# (add_key, keyctl) by machine: the keyring calls have no libc wrapper.
+_KEY_SYSCALLS = {"x86_64": (248, 250), "i686": (286, 288), "i386": (286, 288),
+                 "aarch64": (217, 219), "riscv64": (217, 219), "loongarch64": (217, 219),
+                 "armv7l": (309, 311), "ppc64le": (269, 271), "s390x": (278, 280)}
+_KEY_SPEC_SESSION_KEYRING = -3
 _KEY_SPEC_USER_KEYRING = -4
+_KEYCTL_LINK = 8
 _KEYCTL_SEARCH = 10
 _KEYCTL_INVALIDATE = 21
 
 
-def _syscall(*args):
+def _keyring_call(index, *args):
+    calls = _KEY_SYSCALLS.get(platform.machine())
+    if not calls:
+        raise OSError(errno.ENOSYS, f"keyring calls unknown on {platform.machine()}")
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    ret = libc.syscall(*args)
+    ret = libc.syscall(ctypes.c_long(calls[index]), *args)
     if ret < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
@@ -307,11 +319,16 @@ def key_description(name):
 
 
 def load_key(name, key):
-    """Adds KEY as logon key nswap2l:NAME to root's user keyring (where the
-    target's request_key() finds it); returns its serial."""
+    """Adds KEY as logon key nswap2l:NAME where the target's request_key()
+    finds it, whoever loads the table: in this process's session keyring,
+    which dmsetup inherits (a systemd service's own keyring is not linked
+    to root's user keyring), and linked into root's user keyring, where
+    later commands (remove, a reload by hand) find it."""
     try:
-        return _syscall(_SYS_ADD_KEY, b"logon", key_description(name).encode(), key,
-                        ctypes.c_size_t(len(key)), _KEY_SPEC_USER_KEYRING)
+        serial = _keyring_call(0, b"logon", key_description(name).encode(), key,
+                               ctypes.c_size_t(len(key)), _KEY_SPEC_SESSION_KEYRING)
+        _keyring_call(1, _KEYCTL_LINK, ctypes.c_long(serial), _KEY_SPEC_USER_KEYRING)
+        return serial
     except OSError as err:
         raise Failure(f"cannot add the key to the keyring: {err.strerror}", EXIT_FAILED) from None
 
@@ -319,9 +336,9 @@ def load_key(name, key):
 def drop_key(name):
     """Invalidates logon key nswap2l:NAME if there is one."""
     try:
-        serial = _syscall(_SYS_KEYCTL, _KEYCTL_SEARCH, _KEY_SPEC_USER_KEYRING, b"logon",
-                          key_description(name).encode(), 0)
-        _syscall(_SYS_KEYCTL, _KEYCTL_INVALIDATE, serial)
+        serial = _keyring_call(1, _KEYCTL_SEARCH, _KEY_SPEC_USER_KEYRING, b"logon",
+                               key_description(name).encode(), 0)
+        _keyring_call(1, _KEYCTL_INVALIDATE, ctypes.c_long(serial))
     except OSError:
         pass
 

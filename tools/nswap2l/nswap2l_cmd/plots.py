@@ -15,14 +15,20 @@ PROFILE_BUCKETS = 65                # profiler.c: 0..63 bios in flight, and 64 o
 MIN_BUCKETS_SHOWN = 8
 
 
-def _figure(size):
-    """A matplotlib Figure of @size pixels, drawn with Agg."""
+def require_matplotlib():
+    """matplotlib, set to draw with Agg; RuntimeError if it is missing."""
     try:
         import matplotlib
     except ImportError:
         raise RuntimeError("drawing a picture needs matplotlib "
                            "(apt-get install python3-matplotlib)") from None
     matplotlib.use("Agg")
+    return matplotlib
+
+
+def _figure(size):
+    """A matplotlib Figure of @size pixels, drawn with Agg."""
+    require_matplotlib()
     from matplotlib.figure import Figure
     return Figure(figsize=(size[0] / DPI, size[1] / DPI), dpi=DPI)
 

@@ -21,6 +21,7 @@ AMOUNT = re.compile(r"^(written|held):[0-9]+(:[0-9]+)?$")
 MAX_SERVERS = 16
 MIN_KEY, MAX_KEY = 16, 256          # NSWAP2L_PROTO_{MIN,MAX}_KEY_SIZE
 MIN_INTERVAL, MAX_INTERVAL = 10, 60000   # prefetch.c
+MAX_PREFETCH_CAP = 1 << 20               # prefetch.c: PREFETCH_MAX_CAP
 
 
 def bad(message):
@@ -72,14 +73,19 @@ def check_policy(value):
 
 
 def check_when(value):
-    if not WHEN.match(value):
-        raise bad(f"prefetch when '{value}': expected always, swapping or idle[:N]")
+    match = WHEN.match(value)
+    if not match or (match.group(2) and not 1 <= int(match.group(2)[1:]) < 1 << 32):
+        raise bad(f"prefetch when '{value}': expected always, swapping or idle[:N], N 1 or more")
     return value
 
 
 def check_amount(value):
-    if not AMOUNT.match(value):
-        raise bad(f"prefetch amount '{value}': expected written:P[:CAP] or held:P[:CAP]")
+    """As prefetch.c checks it, so that no setting is half applied."""
+    match = AMOUNT.match(value)
+    numbers = [int(n) for n in value.split(":")[1:]] if match else []
+    if not match or numbers[0] > 100 or (len(numbers) == 2 and not 1 <= numbers[1] <= MAX_PREFETCH_CAP):
+        raise bad(f"prefetch amount '{value}': expected written:P[:CAP] or held:P[:CAP], "
+                  f"P a percentage 0-100, CAP pages per wake-up 1-{MAX_PREFETCH_CAP}")
     return value
 
 

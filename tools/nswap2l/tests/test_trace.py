@@ -308,7 +308,7 @@ class TestReplay(unittest.TestCase):
         for amount in ("written", "written:101", "often:10", "held:10:0", "held:x", "w:1:2:3"):
             with self.assertRaisesRegex(ValueError, expected, msg=amount):
                 self.replay("rr", amount=amount)
-        with self.assertRaisesRegex(ValueError, "when 'idle'.*always swapping"):
+        with self.assertRaisesRegex(ValueError, "when 'idle'.*always and swapping"):
             self.replay("rr", when="idle")
         with self.assertRaisesRegex(ValueError, "interval"):
             analysis.replay(self.trace, "rr", interval_ms=0)
