@@ -409,8 +409,8 @@ def build_parser():
 
     p = command("create", cmd_create, "create a device (and swap on it with --swap)",
                 "Settings come from --config FILE (INI, e.g. /etc/nswap2l/NAME.conf) and the "
-                "options,\nthe options winning.  The key file is loaded into root's user keyring "
-                "as logon key\nnswap2l:NAME, which the table names.\n\nexample:\n"
+                "options,\nthe options winning.  The key file is loaded into the session keyring "
+                "as logon key\nnswap2l:NAME (the table names it) and linked into root's user keyring.\n\nexample:\n"
                 "  nswap2l create nswap --netram 10.0.0.21:7000,10.0.0.22:7000 "
                 "--key-file /etc/nswap2l/web1.key \\\n"
                 "      --client web1 --flash /dev/nvme0n1p3 --disk /dev/sdb2 --prefetch lrs --swap")
