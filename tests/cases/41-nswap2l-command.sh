@@ -83,8 +83,9 @@ grep -q "^n: " /tmp/all.txt || die "status without NAME does not list n"
 exits_with 4 "status needs root" as_nobody nswap2l status
 exits_with 4 "needs root" as_nobody nswap2l status n
 # --watch before the NAME: refreshes of n's status until stopped
-timeout -s INT 5 nswap2l status --watch 1 n >/tmp/watch.txt 2>&1
+timeout -s INT 5 nswap2l status --watch 1 n >/tmp/watch.txt 2>&1 || true   # stopped by SIGINT
 assert_gt "$(grep -c "^n: " /tmp/watch.txt)" 1 "refreshes of status --watch 1 n in 5 s"
+if grep -q Traceback /tmp/watch.txt; then die "status --watch: $(cat /tmp/watch.txt)"; fi
 
 log "servers add and remove"
 nswap2l servers n add "$S1" || die "servers add"

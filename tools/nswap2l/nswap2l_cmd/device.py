@@ -334,10 +334,13 @@ def load_key(name, key):
 
 
 def drop_key(name):
-    """Invalidates logon key nswap2l:NAME if there is one."""
+    """Invalidates logon key nswap2l:NAME if there is one.  The search links
+    it into this process's session keyring: only a key that the process
+    possesses may be invalidated, and a service's own session keyring does
+    not reach root's user keyring."""
     try:
         serial = _keyring_call(1, _KEYCTL_SEARCH, _KEY_SPEC_USER_KEYRING, b"logon",
-                               key_description(name).encode(), 0)
+                               key_description(name).encode(), _KEY_SPEC_SESSION_KEYRING)
         _keyring_call(1, _KEYCTL_INVALIDATE, ctypes.c_long(serial))
     except OSError:
         pass
