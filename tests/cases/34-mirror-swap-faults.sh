@@ -6,6 +6,7 @@
 # and recovery ends with every Network RAM page on two servers again.
 # The module's own logic, over interfaces that the kernel-facing cases test
 # on both kernels, so it runs on one (tests/README.md, "One kernel").
+# 36, parity under swap, runs on the other.
 # kernels: 6.1
 # mem: 160M
 # servers: 3 reserve=32M

@@ -6,6 +6,10 @@
 # (EVICT) while recovery runs, and the groups that hold pages there move.
 # Every sum comes out right, no page is lost, nothing stays on the dead
 # server.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# 34, mirror under swap, runs on the other.
+# kernels: 6.12
 # mem: 128M
 # servers: 4 reserve=32M
 # disks: flash=192M disk=384M
