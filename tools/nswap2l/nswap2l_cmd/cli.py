@@ -347,13 +347,12 @@ def cmd_trace(args):
         analysis.check_replay_settings(args.when, args.amount, args.interval)
     except ValueError as err:
         raise table.bad(str(err)) from None
+    plots = load_plots()
     if args.name:
         if not args.seconds or args.seconds < 1:
             raise table.bad("trace: --seconds N (1 or more) says how long to record")
         device.table_of(args.name)
         device.require_root("trace")
-    plots = load_plots()
-    if args.name:
         out = args.out or f"nswap2l-trace-{args.name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
         make_dir(out)
         path = record_trace(args.name, args.seconds, out)

@@ -301,17 +301,27 @@ _KEYCTL_SEARCH = 10
 _KEYCTL_INVALIDATE = 21
 
 
-def _keyring_call(index, *args):
+def _keyring_syscall(which, *args):
+    """add_key (which 0) or keyctl (which 1) of this machine."""
     calls = _KEY_SYSCALLS.get(platform.machine())
     if not calls:
         raise OSError(errno.ENOSYS, f"keyring calls unknown on {platform.machine()}")
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    ret = libc.syscall(ctypes.c_long(calls[index]), *args)
+    ret = libc.syscall(ctypes.c_long(calls[which]), *args)
     if ret < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
     return ret
+
+
+def _add_key(key_type, description, payload, keyring):
+    return _keyring_syscall(0, key_type, description, payload, ctypes.c_size_t(len(payload)),
+                            keyring)
+
+
+def _keyctl(operation, *args):
+    return _keyring_syscall(1, operation, *args)
 
 
 def key_description(name):
@@ -325,9 +335,8 @@ def load_key(name, key):
     to root's user keyring), and linked into root's user keyring, where
     later commands (remove, a reload by hand) find it."""
     try:
-        serial = _keyring_call(0, b"logon", key_description(name).encode(), key,
-                               ctypes.c_size_t(len(key)), _KEY_SPEC_SESSION_KEYRING)
-        _keyring_call(1, _KEYCTL_LINK, ctypes.c_long(serial), _KEY_SPEC_USER_KEYRING)
+        serial = _add_key(b"logon", key_description(name).encode(), key, _KEY_SPEC_SESSION_KEYRING)
+        _keyctl(_KEYCTL_LINK, ctypes.c_long(serial), _KEY_SPEC_USER_KEYRING)
         return serial
     except OSError as err:
         raise Failure(f"cannot add the key to the keyring: {err.strerror}", EXIT_FAILED) from None
@@ -339,9 +348,9 @@ def drop_key(name):
     possesses may be invalidated, and a service's own session keyring does
     not reach root's user keyring."""
     try:
-        serial = _keyring_call(1, _KEYCTL_SEARCH, _KEY_SPEC_USER_KEYRING, b"logon",
-                               key_description(name).encode(), _KEY_SPEC_SESSION_KEYRING)
-        _keyring_call(1, _KEYCTL_INVALIDATE, ctypes.c_long(serial))
+        serial = _keyctl(_KEYCTL_SEARCH, _KEY_SPEC_USER_KEYRING, b"logon",
+                         key_description(name).encode(), _KEY_SPEC_SESSION_KEYRING)
+        _keyctl(_KEYCTL_INVALIDATE, ctypes.c_long(serial))
     except OSError:
         pass
 
