@@ -32,6 +32,10 @@ exits_with 2 "multiple of 4 KiB" nswap2l create n --flash "$FLASH" --size 1000
 exits_with 2 "larger than the tiers" nswap2l create n --flash "$FLASH" --size 1G
 exits_with 3 "/tmp: not a block device" nswap2l create n --flash /tmp
 exits_with 3 "/dev/nonexistent: No such file" nswap2l create n --disk /dev/nonexistent
+# one device under two names: refused before anything is loaded
+ln -s "$FLASH" /tmp/flash-link
+exits_with 2 "--disk /tmp/flash-link is the device --flash names" \
+	nswap2l create n --netram "$S0" --key-file "$KEY" --flash "$FLASH" --disk /tmp/flash-link
 exits_with 2 "needs --key-file" nswap2l create n --netram "$S0" --flash "$FLASH"
 exits_with 4 "create needs root" as_nobody nswap2l create n --flash "$FLASH"
 # the kernel refuses (the port has no server): its own words come through

@@ -51,6 +51,8 @@ bad "bad reliability" "reliability 'raid5'" create t --print-table "${N[@]}" --s
 bad "bad client" "client '.hidden'" create t --print-table "${N[@]}" --size 1G --client .hidden
 bad "17 servers" "17 servers, at most 16" create t --print-table --key-file "$WORK/k.key" --size 1G \
 	--netram "$(seq -s, -f '10.0.0.%g:7000' 1 17)"
+bad "server twice" "server 127.0.0.1:07000 given twice" create t --print-table --key-file "$WORK/k.key" --size 1G \
+	--netram 127.0.0.1:7000,10.0.0.1:7000,127.0.0.1:07000
 bad "host name" "server 'localhost:7000'" create t --print-table --netram localhost:7000 --key-file "$WORK/k.key" --size 1G
 bad "bad interval" "prefetch interval '5'" create t --print-table "${N[@]}" --size 1G --prefetch rr --interval 5
 bad "when without prefetch" "need --prefetch POLICY" create t --print-table "${N[@]}" --size 1G --when always

@@ -45,7 +45,15 @@ def parse_servers(text):
         raise bad("--netram: no server given")
     if len(servers) > MAX_SERVERS:
         raise bad(f"--netram: {len(servers)} servers, at most {MAX_SERVERS}")
-    return [parse_server(s) for s in servers]
+    parsed = [parse_server(s) for s in servers]
+    seen = set()
+    for server in parsed:
+        # the kernel refuses a server named twice (by address and port)
+        host, _, port = server.rpartition(":")
+        if (host, int(port)) in seen:
+            raise bad(f"--netram: server {server} given twice")
+        seen.add((host, int(port)))
+    return parsed
 
 
 def parse_server(text):
@@ -153,9 +161,15 @@ def build(name, settings):
         for option in ("key_file", "client", "timeout", "reliability", "protect"):
             if settings.get(option) is not None:
                 raise bad(f"--{option.replace('_', '-')} needs --netram")
+    devices = {}
     for tier in ("flash", "disk"):
         if settings.get(tier):
             capacity += block_device(settings[tier], f"--{tier}")
+            rdev = os.stat(settings[tier]).st_rdev
+            if rdev in devices:
+                # the kernel refuses two tiers on one device: the same sectors twice
+                raise bad(f"--{tier} {settings[tier]} is the device --{devices[rdev]} names")
+            devices[rdev] = tier
             args.append(f"{tier}={settings[tier]}")
     if not args:
         raise bad("no tier: give --netram, --flash and/or --disk")
