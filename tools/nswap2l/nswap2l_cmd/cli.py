@@ -341,7 +341,7 @@ def record_trace(name, seconds, out):
 
 def cmd_trace(args):
     if bool(args.name) == bool(args.from_file):
-        raise table.bad("trace: give a device NAME (with --seconds) or --from FILE")
+        raise table.bad("give a device NAME (with --seconds) or --from FILE")
     from . import analysis, blktrace
     try:
         analysis.check_replay_settings(args.when, args.amount, args.interval)
@@ -350,7 +350,7 @@ def cmd_trace(args):
     plots = load_plots()
     if args.name:
         if not args.seconds or args.seconds < 1:
-            raise table.bad("trace: --seconds N (1 or more) says how long to record")
+            raise table.bad("--seconds N (1 or more) says how long to record")
         device.table_of(args.name)
         device.require_root("trace")
         out = args.out or f"nswap2l-trace-{args.name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
