@@ -50,9 +50,10 @@ def parse_servers(text):
     for server in parsed:
         # the kernel refuses a server named twice (by address and port)
         host, _, port = server.rpartition(":")
-        if (host, int(port)) in seen:
+        key = (host, int(port))
+        if key in seen:
             raise bad(f"--netram: server {server} given twice")
-        seen.add((host, int(port)))
+        seen.add(key)
     return parsed
 
 
@@ -104,7 +105,7 @@ def check_interval(value):
 
 
 def block_device(path, what):
-    """Checks that PATH is a block device; returns it and its size in bytes."""
+    """Checks that PATH is a block device; returns its size in bytes and device number."""
     try:
         st = os.stat(path)
     except OSError as err:
@@ -112,7 +113,7 @@ def block_device(path, what):
     if not stat.S_ISBLK(st.st_mode):
         raise Failure(f"{what} {path}: not a block device", EXIT_NO_DEVICE)
     try:
-        return device.block_device_size(path)
+        return device.block_device_size(path), st.st_rdev
     except OSError as err:
         raise Failure(f"{what} {path}: {err.strerror}", EXIT_NO_DEVICE) from None
 
@@ -164,8 +165,8 @@ def build(name, settings):
     devices = {}
     for tier in ("flash", "disk"):
         if settings.get(tier):
-            capacity += block_device(settings[tier], f"--{tier}")
-            rdev = os.stat(settings[tier]).st_rdev
+            size, rdev = block_device(settings[tier], f"--{tier}")
+            capacity += size
             if rdev in devices:
                 # the kernel refuses two tiers on one device: the same sectors twice
                 raise bad(f"--{tier} {settings[tier]} is the device --{devices[rdev]} names")
