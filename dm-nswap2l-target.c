@@ -276,9 +276,9 @@ static void count_bio(struct nswap2l *nc, struct bio *bio, enum nswap2l_tier_id 
  * tier holds: new contents, which the placement policy places (Network RAM
  * first) as it places any new page; their old slots are freed once the bios
  * that may read them are done.  Returns the run placed, with its entry in
- * *@entry; the run to update in place if the release queue is full or no
- * tier has room (a write-once tier then fails the bio, and reroute_write()
- * waits for room); -EAGAIN if the first page changed meanwhile.
+ * *@entry; 0 if the release queue is full or no tier has room (the caller
+ * updates in place, or on a write-once tier reroutes the write); -EAGAIN
+ * if the first page changed meanwhile.
  */
 static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry)
 {
@@ -287,7 +287,7 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 	int r;
 
 	if (!reserve_release(nc))
-		return nr;
+		return 0;
 	r = nswap2l_map_place(nc, page, nr, home, entry);
 	if (r > 0) {
 		queue_release(nc, home, r, 0);
@@ -296,14 +296,32 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 		return r;
 	}
 	queue_release(nc, 0, 0, 0);
-	return r == -EAGAIN ? r : nr;
+	return r == -EAGAIN ? r : 0;
+}
+
+/*
+ * A write-once tier never takes a page again under its slot (a donor
+ * could give back either version): a write that found no new home now
+ * goes through reroute_write(), which waits for the release queue or fails
+ * the bio with no space.  The bio is cut to the run of its old home.
+ */
+static void reroute_write_once(struct nswap2l *nc, struct bio *bio, u64 entry)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+	unsigned int nr = nswap2l_map_note_run(nc, nb->page, bio_pages(bio), &entry, true);
+
+	dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
+	nb->tier = nswap2l_entry_tier(entry);
+	nb->slot = nswap2l_entry_slot(entry);
+	defer_bio(nc, bio);
 }
 
 /*
  * Find the home of the bio's first page, placing pages written for the
  * first time, and keep the longest run of pages from there that goes to one
  * home (dm sends the rest of the bio again).  False if the bio was
- * completed here (a read of pages never written, or no room for a page).
+ * completed here (a read of pages never written, or no room for a page) or
+ * handed to the worker (reroute_write_once()).
  */
 static bool find_home(struct nswap2l *nc, struct bio *bio)
 {
@@ -321,7 +339,12 @@ again:
 		r = place_again(nc, nb->page, nr, &entry);
 		if (r < 0)
 			goto again;
-		nr = r;
+		if (!r && nc->tiers[nswap2l_entry_tier(entry)]->write_once) {
+			reroute_write_once(nc, bio, entry);
+			return false;
+		}
+		if (r)
+			nr = r;
 	} else if (!entry) {
 		nr = nswap2l_map_unwritten_run(&nc->map, nb->page, nr);
 		if (!write) {
@@ -339,8 +362,10 @@ again:
 			bio_endio(bio);
 			return false;
 		}
-		/* -EAGAIN: a concurrent write placed the first page; use its home. */
-		nr = r > 0 ? r : 1;
+		/* A concurrent write placed the first page: look at its home again. */
+		if (r == -EAGAIN)
+			goto again;
+		nr = r;
 	}
 	nr = nswap2l_map_note_run(nc, nb->page, nr, &entry, write);
 	dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
@@ -439,11 +464,16 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 			/*
 			 * The first page was discarded meanwhile (the write lost
 			 * the race, nothing to keep) or another write gave it a
-			 * new home: follow that one.  Either freed the old home.
+			 * new home: follow that one, unless its tier is
+			 * write-once, which never takes a slot twice: there the
+			 * other write, placed last, wins.  Either freed the old
+			 * home.
 			 */
 			done = 1;
 			if (handled < 64)
 				keep |= BIT_ULL(handled);
+			if (entry && nc->tiers[nswap2l_entry_tier(entry)]->write_once)
+				entry = 0;
 			if (entry)
 				entry = nswap2l_map_note_access(&nc->map, nb->page, entry, true);
 		}

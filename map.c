@@ -264,6 +264,13 @@ unsigned int nswap2l_map_note_run(struct nswap2l *nc, u64 page, unsigned int nr,
 		u64 want = nswap2l_run_home(nc, home, n);
 		u64 cur = nswap2l_map_lookup(map, page + n);
 
+		/*
+		 * A write places a prefetched page again (find_home()), and a
+		 * read counts as prefetched by the first page's bits: a page
+		 * prefetched otherwise than the first starts a run of its own.
+		 */
+		if ((cur ^ first) & (NSWAP2L_ENTRY_PREFETCHED | NSWAP2L_ENTRY_ARM_MASK))
+			break;
 		if (nswap2l_entry_home(cur) != want ||
 		    nswap2l_entry_home(nswap2l_map_note_access(map, page + n, cur, write)) != want)
 			break;

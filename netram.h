@@ -18,6 +18,7 @@
 
 #include <linux/in.h>
 #include <linux/kthread.h>
+#include <linux/mempool.h>
 #include <linux/net.h>
 
 #include "nswap2l.h"
@@ -26,6 +27,7 @@ struct netram_protect;
 struct netram_crypt;
 
 #define NETRAM_MAX_SERVERS	16	/* at a time; removed servers' slots are reused */
+#define NETRAM_BOUNCE_WANTED	0	/* bit of bounce_flags: a PUT waits for the pool */
 #define NETRAM_NO_INDEX		NETRAM_MAX_SERVERS	/* not published yet */
 #define NETRAM_TAGS		32	/* messages in flight per server */
 /*
@@ -119,6 +121,18 @@ struct netram_eviction {
 };
 
 /*
+ * Where a request message is, changed under srv->lock.  A reply is trusted
+ * only for a message wholly sent: one that comes earlier is from a broken
+ * or hostile server (it would complete bios whose pages are still being
+ * encrypted or sent), and it closes the connection.
+ */
+enum netram_msg_state {
+	NETRAM_MSG_SEALING,		/* taken, being encrypted and MACed: not overdue */
+	NETRAM_MSG_SENDING,		/* in srv->tx, going out; its timeout runs */
+	NETRAM_MSG_SENT,		/* wholly on the wire: its reply may come */
+};
+
+/*
  * One request message in flight; indexed by its tag.  A PUT or GET carries
  * the pages of whole bios, each a run of consecutive keys.
  */
@@ -126,20 +140,16 @@ struct netram_msg {
 	u16 type;			/* enum nswap2l_msg_type */
 	u16 count;			/* keys (and pages) */
 	u16 nr_bios;
+	enum netram_msg_state state;
 	u64 seq;			/* send order, to resend in order */
-	unsigned long sent_at;
-	/*
-	 * A protected PUT waiting for bounce pages or being encrypted: the
-	 * server has not seen it yet, so it cannot be overdue.
-	 */
-	bool sealing;
+	unsigned long sent_at;		/* jiffies, when it started going out */
 	struct bio *bios[NSWAP2L_PROTO_MAX_PAGES];
 	/* keys; a PUT's or GET reply's seals follow them (netram_msg_seals()) */
 	__le64 keys[NETRAM_FREE_BATCH];
 	/*
 	 * protect=: a PUT's pages encrypted into bounce pages, sent in place of
-	 * the bios' (sealed points at it then); they go back to the pool when
-	 * the PUT is answered or sent again.
+	 * the bios' (sealed points at it then); they go back to the server's
+	 * pool when the PUT is answered or sent again.
 	 */
 	struct bio *sealed;
 	struct bio bounce;
@@ -163,6 +173,7 @@ static inline struct nswap2l_seal *netram_msg_seals(struct netram_msg *msg)
  * has room again (sk_write_space).
  */
 struct netram_tx {
+	struct netram_msg *msg;		/* NULL for an EVICT answer */
 	struct nswap2l_msg_header hdr;
 	const __le64 *keys;		/* and a PUT's seals after them */
 	size_t keys_len;
@@ -197,6 +208,14 @@ struct netram_server {
 	u64 rx_seq;			/* receiver only */
 	/* protect=: the sender's (under send_mutex) and the receiver's */
 	struct netram_crypt *tx_crypt, *rx_crypt;
+	/*
+	 * protect=: bounce pages for this server's PUTs alone, so that a
+	 * stalled server can hold no more than its own reserve; a PUT that
+	 * finds none waits in the queue, never in the sender, until a PUT of
+	 * this server gives some back (NETRAM_BOUNCE_WANTED).
+	 */
+	mempool_t bounce_pool;
+	unsigned long bounce_flags;
 
 	spinlock_t lock;		/* protects everything below */
 	enum netram_state state;
@@ -286,7 +305,9 @@ struct netram_tier {
 	unsigned long timeout;		/* jiffies */
 	bool suspended;			/* hold FREEs and EVICT answers */
 	const struct nswap2l_server_choice *choice;
-	struct mutex servers_mutex;	/* add_server, remove_server, reload */
+	struct mutex servers_mutex;	/* add_server, remove_server, reload; the two below */
+	struct list_head pending_reloads;	/* prepared, waiting for resume */
+	unsigned int reserved_slots;	/* new slots those will take */
 	/*
 	 * Slots only ever get added (published with a release store); a
 	 * removed server's slot is taken by the next new one in place, so
@@ -463,10 +484,14 @@ int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const ch
 void netram_protect_destroy(struct netram_tier *nt);
 int netram_crypt_alloc(struct netram_server *srv);
 void netram_crypt_free(struct netram_server *srv);
-/* A PUT's pages into bounce pages (msg->sealed), their seals beside the keys. */
+/*
+ * A PUT's pages into bounce pages (msg->sealed), their seals beside the
+ * keys; -EAGAIN, never waiting, if the server's bounce pool is empty (the
+ * io_work runs again when a PUT gives pages back).
+ */
 int netram_seal_put(struct netram_server *srv, struct netram_msg *msg);
-/* Its bounce pages back to the pool, if it has any. */
-void netram_release_sealed(struct netram_tier *nt, struct netram_msg *msg);
+/* Its bounce pages back to the server's pool, if it has any. */
+void netram_release_sealed(struct netram_server *srv, struct netram_msg *msg);
 /* A GET reply's pages, decrypted in place: false if any of @bio's fail their check. */
 bool netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
 		     const struct nswap2l_seal *seals);

@@ -21,8 +21,14 @@
 
 #include "netram.h"
 
+/*
+ * HMAC(K, label || client name || client id || nonce1 || nonce2 || @tail):
+ * the session keys, and (with the handshake transcript and the AUTH
+ * reply's header in @tail) the proofs of the key.
+ */
 static int netram_mac(struct netram_tier *nt, const char *label, const u8 *client_id,
-		      const u8 *nonce1, const u8 *nonce2, u8 *mac)
+		      const u8 *nonce1, const u8 *nonce2, const void *tail, size_t tail_len,
+		      u8 *mac)
 {
 	SHASH_DESC_ON_STACK(desc, nt->hmac);
 	int r;
@@ -39,6 +45,8 @@ static int netram_mac(struct netram_tier *nt, const char *label, const u8 *clien
 		r = crypto_shash_update(desc, nonce1, NSWAP2L_PROTO_NONCE_SIZE);
 	if (!r)
 		r = crypto_shash_update(desc, nonce2, NSWAP2L_PROTO_NONCE_SIZE);
+	if (!r && tail_len)
+		r = crypto_shash_update(desc, tail, tail_len);
 	if (!r)
 		r = crypto_shash_final(desc, mac);
 	shash_desc_zero(desc);
@@ -46,27 +54,28 @@ static int netram_mac(struct netram_tier *nt, const char *label, const u8 *clien
 }
 
 /*
- * One handshake exchange: send @type with @out, expect its reply with @in
- * and the reply's header flags in *@flags.
+ * One handshake exchange: send @type with @out, expect its reply with @in;
+ * both headers come back in @sent and @received, for the proofs.  Nothing
+ * of the reply is trusted here: the server's proof covers it later.
  */
 static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 type,
-			   void *out, size_t out_len, void *in, size_t in_len, u16 *flags)
+			   void *out, size_t out_len, void *in, size_t in_len,
+			   struct nswap2l_msg_header *sent, struct nswap2l_msg_header *received)
 {
-	struct nswap2l_msg_header hdr;
 	int r;
 
-	netram_fill_header(&hdr, type, 0, 0, out_len);
-	r = netram_xmit_buf(srv, sock, true, &hdr, sizeof(hdr), MSG_MORE);
+	netram_fill_header(sent, type, 0, 0, out_len);
+	r = netram_xmit_buf(srv, sock, true, sent, sizeof(*sent), MSG_MORE);
 	if (!r)
 		r = netram_xmit_buf(srv, sock, true, out, out_len, 0);
 	if (!r)
-		r = netram_xmit_buf(srv, sock, false, &hdr, sizeof(hdr), 0);
+		r = netram_xmit_buf(srv, sock, false, received, sizeof(*received), 0);
 	if (r)
 		return r;
-	if (le32_to_cpu(hdr.magic) != NSWAP2L_PROTO_MAGIC ||
-	    le16_to_cpu(hdr.type) != (type | NSWAP2L_MSG_REPLY))
+	if (le32_to_cpu(received->magic) != NSWAP2L_PROTO_MAGIC ||
+	    le16_to_cpu(received->type) != (type | NSWAP2L_MSG_REPLY))
 		return -EPROTO;
-	switch (le32_to_cpu(hdr.status)) {
+	switch (le32_to_cpu(received->status)) {
 	case NSWAP2L_OK:
 		break;
 	case NSWAP2L_ERR_AUTH:
@@ -76,13 +85,9 @@ static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 t
 	default:
 		return -EPROTO;
 	}
-	if (le32_to_cpu(hdr.length) != in_len)
+	if (le32_to_cpu(received->length) != in_len)
 		return -EPROTO;
-	*flags = le16_to_cpu(hdr.flags);
-	r = netram_xmit_buf(srv, sock, false, in, in_len, 0);
-	if (!r)
-		netram_note_free(srv, le64_to_cpu(hdr.free_pages));
-	return r;
+	return netram_xmit_buf(srv, sock, false, in, in_len, 0);
 }
 
 /*----------------------------------------------------------------
@@ -95,10 +100,10 @@ static int netram_start_session(struct netram_server *srv, const u8 *client_id,
 	int r;
 
 	r = netram_mac(srv->nt, NSWAP2L_SESSION_C2S_LABEL, client_id, client_nonce, server_nonce,
-		       c2s);
+		       NULL, 0, c2s);
 	if (!r)
 		r = netram_mac(srv->nt, NSWAP2L_SESSION_S2C_LABEL, client_id, client_nonce,
-			       server_nonce, s2c);
+			       server_nonce, NULL, 0, s2c);
 	/* The sender may still hold the last connection's message: not mid-MAC. */
 	mutex_lock(&srv->send_mutex);
 	if (!r)
@@ -164,6 +169,12 @@ static int netram_message_mac(struct crypto_shash *tfm, u64 seq,
 	return 0;
 }
 
+/* What the server proves besides the nonces: the transcript T, then its AUTH reply's header. */
+struct netram_proof_tail {
+	u8 transcript[SHA256_DIGEST_SIZE];
+	struct nswap2l_msg_header auth_reply;
+} __packed;
+
 int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found)
 {
 	struct netram_tier *nt = srv->nt;
@@ -172,41 +183,55 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 		.version_max = cpu_to_le32(NSWAP2L_PROTO_VERSION),
 		.capabilities = cpu_to_le64(NSWAP2L_CAP_EVICT),
 	};
+	struct nswap2l_msg_header hello_hdr, reply_hdr, auth_hdr;
 	struct nswap2l_hello_reply reply;
 	struct nswap2l_auth auth, server_auth;
+	struct netram_proof_tail tail;
 	u8 expected[NSWAP2L_PROTO_MAC_SIZE];
-	u16 flags;
+	struct sha256_state transcript;
 	int r;
 
 	memcpy(hello.client_id, srv->client_id, sizeof(hello.client_id));
 	memcpy(hello.client_name, nt->client_name, sizeof(hello.client_name));
 	get_random_bytes(hello.client_nonce, sizeof(hello.client_nonce));
 	r = netram_exchange(srv, sock, NSWAP2L_MSG_HELLO, &hello, sizeof(hello),
-			    &reply, sizeof(reply), &flags);
+			    &reply, sizeof(reply), &hello_hdr, &reply_hdr);
 	if (r)
 		return r;
 	if (le32_to_cpu(reply.version) != NSWAP2L_PROTO_VERSION)
 		return -EPROTONOSUPPORT;
-	srv->max_pages = clamp_t(u32, le32_to_cpu(reply.max_pages), 1,
-				 NSWAP2L_PROTO_MAX_PAGES);
+
+	/* Every byte of the HELLO exchange is in both proofs. */
+	sha256_init(&transcript);
+	sha256_update(&transcript, (u8 *)&hello_hdr, sizeof(hello_hdr));
+	sha256_update(&transcript, (u8 *)&hello, sizeof(hello));
+	sha256_update(&transcript, (u8 *)&reply_hdr, sizeof(reply_hdr));
+	sha256_update(&transcript, (u8 *)&reply, sizeof(reply));
+	sha256_final(&transcript, tail.transcript);
 
 	r = netram_mac(nt, NSWAP2L_AUTH_CLIENT_LABEL, hello.client_id, hello.client_nonce,
-		       reply.server_nonce, auth.mac);
-	if (!r)
-		r = netram_mac(nt, NSWAP2L_AUTH_SERVER_LABEL, hello.client_id, reply.server_nonce,
-			       hello.client_nonce, expected);
+		       reply.server_nonce, tail.transcript, sizeof(tail.transcript), auth.mac);
 	if (!r)
 		r = netram_exchange(srv, sock, NSWAP2L_MSG_AUTH, &auth, sizeof(auth),
-				    &server_auth, sizeof(server_auth), &flags);
+				    &server_auth, sizeof(server_auth), &auth_hdr, &tail.auth_reply);
+	if (!r)
+		r = netram_mac(nt, NSWAP2L_AUTH_SERVER_LABEL, hello.client_id, reply.server_nonce,
+			       hello.client_nonce, &tail, sizeof(tail), expected);
 	if (r)
 		return r;
-	/* An impostor that does not know the key must not get our pages. */
+	/*
+	 * An impostor that does not know the key must not get our pages, and
+	 * nobody on the path may change what we act on: max_pages, the
+	 * namespace flag, free_pages.
+	 */
 	if (crypto_memneq(expected, server_auth.mac, sizeof(expected)))
 		return -EKEYREJECTED;
 	r = netram_start_session(srv, hello.client_id, hello.client_nonce, reply.server_nonce);
 	if (r)
 		return r;
-	*found = flags & NSWAP2L_FLAG_NAMESPACE_FOUND;
+	srv->max_pages = clamp_t(u32, le32_to_cpu(reply.max_pages), 1, NSWAP2L_PROTO_MAX_PAGES);
+	netram_note_free(srv, le64_to_cpu(tail.auth_reply.free_pages));
+	*found = le16_to_cpu(tail.auth_reply.flags) & NSWAP2L_FLAG_NAMESPACE_FOUND;
 	return 0;
 }
 

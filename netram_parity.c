@@ -95,6 +95,9 @@ struct netram_group_io {
 	u8 in_parity;			/* members whose pages the parity covers */
 	bool parity_done;
 	blk_status_t parity_status;
+	/* the parity's bios still out (the server's max_pages cuts it), and their error */
+	atomic_t parity_bios;
+	blk_status_t parity_error;
 	struct bio_list bios;
 	struct list_head sealed;
 };
@@ -149,6 +152,8 @@ struct netram_rebuild {
 	struct netram_tier *nt;
 	struct bio *orig;
 	unsigned int nr_reads, next;
+	/* of reads[next]: pages read so far, and in the bio being read */
+	unsigned int done, piece;
 	struct netram_rebuild_read reads[NETRAM_REBUILD_READS];
 	struct bio bio;
 	struct bio_vec bvecs[NETRAM_PARITY_RUN];
@@ -543,6 +548,15 @@ static void netram_parity_written(struct netram_group_io *io, blk_status_t statu
 		netram_group_written(io->nt, io);
 }
 
+/* One piece of the parity: the last one says how the whole went. */
+static void netram_parity_piece_done(struct netram_group_io *io, blk_status_t status)
+{
+	if (status)
+		WRITE_ONCE(io->parity_error, status);
+	if (atomic_dec_and_test(&io->parity_bios))
+		netram_parity_written(io, READ_ONCE(io->parity_error));
+}
+
 static void netram_parity_endio(struct bio *bio)
 {
 	struct netram_group_io *io = bio->bi_private;
@@ -553,17 +567,23 @@ static void netram_parity_endio(struct bio *bio)
 	bio_for_each_segment_all(bv, bio, iter)
 		mempool_free(bv->bv_page, io->nt->parity->parity_pages);
 	bio_put(bio);
-	netram_parity_written(io, status);
+	netram_parity_piece_done(io, status);
 }
 
-/* The parity of a sealed group: the XOR of its members' pages, page by page. */
+/*
+ * The parity of a sealed group: the XOR of its members' pages, page by
+ * page, sent in bios of at most the parity server's max_pages (which it
+ * may lower at any reconnect: a bio longer than that is refused, and the
+ * group's pages are written again in a new group).
+ */
 static void netram_write_parity(struct netram_tier *nt, struct netram_group_io *io)
 {
 	struct netram_parity *p = nt->parity;
 	struct netram_group *g = io->group;
+	struct netram_server *srv = nt->servers[netram_group_server(g, NETRAM_PARITY_INDEX)];
 	struct page *pages[NETRAM_PARITY_RUN];
-	unsigned int m, i, nr = 0;
-	struct bio *bio, *member;
+	unsigned int m, i, nr = 0, first, max;
+	struct bio *member;
 	u8 in_parity = 0;
 	u64 key;
 
@@ -581,11 +601,9 @@ static void netram_write_parity(struct netram_tier *nt, struct netram_group_io *
 		netram_parity_written(io, BLK_STS_IOERR);
 		return;
 	}
-	bio = bio_alloc_bioset(NULL, nr, REQ_OP_WRITE, GFP_NOIO, &p->parity_bios);
 	for (i = 0; i < nr; i++) {
 		pages[i] = mempool_alloc(p->parity_pages, GFP_NOIO);
 		clear_highpage(pages[i]);
-		__bio_add_page(bio, pages[i], PAGE_SIZE, 0);
 	}
 	bio_list_for_each(member, &io->bios) {
 		key = NSWAP2L_SECTOR_TO_PAGE(member->bi_iter.bi_sector);
@@ -595,11 +613,25 @@ static void netram_write_parity(struct netram_tier *nt, struct netram_group_io *
 	}
 	key = netram_group_key(g, NETRAM_PARITY_INDEX, 0);
 	g->parity_pages = nr;
-	netram_hold_keys(nt->servers[netram_group_server(g, NETRAM_PARITY_INDEX)], key, nr);
-	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(key);
-	bio->bi_end_io = netram_parity_endio;
-	bio->bi_private = io;
-	netram_queue_bio(nt->servers[netram_group_server(g, NETRAM_PARITY_INDEX)], bio);
+	netram_hold_keys(srv, key, nr);
+
+	max = READ_ONCE(srv->max_pages);
+	io->parity_error = BLK_STS_OK;
+	/* one for each piece, and one until the last is queued */
+	atomic_set(&io->parity_bios, DIV_ROUND_UP(nr, max) + 1);
+	for (first = 0; first < nr; first += max) {
+		unsigned int len = min(max, nr - first);
+		struct bio *bio = bio_alloc_bioset(NULL, len, REQ_OP_WRITE, GFP_NOIO,
+						   &p->parity_bios);
+
+		for (i = 0; i < len; i++)
+			__bio_add_page(bio, pages[first + i], PAGE_SIZE, 0);
+		bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(key + first);
+		bio->bi_end_io = netram_parity_endio;
+		bio->bi_private = io;
+		netram_queue_bio(srv, bio);
+	}
+	netram_parity_piece_done(io, BLK_STS_OK);
 }
 
 /* One at a time: the page pool holds one parity run, so each one finishes its allocation. */
@@ -877,14 +909,19 @@ static void netram_rebuild_next(struct netram_rebuild *rb);
 static void netram_rebuild_endio(struct bio *bio)
 {
 	struct netram_rebuild *rb = container_of(bio, struct netram_rebuild, bio);
-	const struct netram_rebuild_read *rd = &rb->reads[rb->next - 1];
+	const struct netram_rebuild_read *rd = &rb->reads[rb->next];
 	struct netram_parity *p = rb->nt->parity;
 	struct bio *orig = rb->orig;
 	blk_status_t status = bio->bi_status;
 
 	bio_uninit(bio);
 	if (!status) {
-		netram_xor_bio(orig, rd->first, rb->pages, rd->nr, true);
+		netram_xor_bio(orig, rd->first + rb->done, rb->pages, rb->piece, true);
+		rb->done += rb->piece;
+		if (rb->done == rd->nr) {
+			rb->next++;
+			rb->done = 0;
+		}
 		if (rb->next < rb->nr_reads) {
 			netram_rebuild_next(rb);
 			return;
@@ -896,18 +933,23 @@ static void netram_rebuild_endio(struct bio *bio)
 	bio_endio(orig);
 }
 
-/* One read after the other: a rebuild holds one run of pages. */
+/*
+ * One read after the other: a rebuild holds one run of pages.  Each takes
+ * no more pages than its server takes in one message now.
+ */
 static void netram_rebuild_next(struct netram_rebuild *rb)
 {
-	const struct netram_rebuild_read *rd = &rb->reads[rb->next++];
+	const struct netram_rebuild_read *rd = &rb->reads[rb->next];
+	struct netram_server *srv = rb->nt->servers[rd->server];
 	unsigned int i;
 
+	rb->piece = min(rd->nr - rb->done, READ_ONCE(srv->max_pages));
 	bio_init(&rb->bio, NULL, rb->bvecs, NETRAM_PARITY_RUN, REQ_OP_READ);
-	for (i = 0; i < rd->nr; i++)
+	for (i = 0; i < rb->piece; i++)
 		__bio_add_page(&rb->bio, rb->pages[i], PAGE_SIZE, 0);
-	rb->bio.bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(rd->key);
+	rb->bio.bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(rd->key + rb->done);
 	rb->bio.bi_end_io = netram_rebuild_endio;
-	netram_queue_bio(rb->nt->servers[rd->server], &rb->bio);
+	netram_queue_bio(srv, &rb->bio);
 }
 
 /* Read the run at @slot from the rest of its group; false if it cannot be rebuilt. */
@@ -930,6 +972,7 @@ bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot)
 	rb->nt = nt;
 	rb->orig = bio;
 	rb->next = 0;
+	rb->done = 0;
 	zero_fill_bio(bio);
 	netram_rebuild_next(rb);
 	return true;
@@ -1093,7 +1136,7 @@ int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
 	}
 	if (bioset_init(&p->member_bios, NETRAM_TAGS,
 			offsetof(struct netram_member_write, clone), 0) ||
-	    bioset_init(&p->parity_bios, 2, 0, BIOSET_NEED_BVECS))
+	    bioset_init(&p->parity_bios, NETRAM_PARITY_RUN, 0, BIOSET_NEED_BVECS))
 		goto nomem;
 	p->parity_pages = mempool_create_page_pool(NETRAM_PARITY_RUN, 0);
 	p->rebuilds = mempool_create(1, netram_rebuild_alloc, netram_rebuild_free, NULL);

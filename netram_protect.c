@@ -18,14 +18,16 @@
  * version of it; another device's pages are under another key.
  *
  * Encryption writes into bounce pages, never into the writer's page; they
- * come from a mempool made with the device, and each server's sender and
- * receiver have their request made with the server, so the I/O path
- * allocates nothing that can fail.  A GET reply is decrypted in place, in
+ * come from a mempool of each server's, made with the server (as are its
+ * sender's and receiver's requests), so the I/O path allocates nothing that
+ * can fail, and a server that stalls holds its own reserve, never the one
+ * that the others need.  A GET reply is decrypted in place, in
  * the bio's pages, before the bio completes.  Synchronous AEADs only: the
  * sender and the receiver thread do the work, a page at a time.
  */
 #include <crypto/aead.h>
 #include <linux/mempool.h>
+#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
 
@@ -36,13 +38,23 @@
 #define NETRAM_PROTECT_TAG_SIZE	16
 /* A 4 KiB page of a bio is at most this many segments (a sector at least each). */
 #define NETRAM_PAGE_SEGMENTS	(NSWAP2L_PROTO_PAGE_SIZE / SECTOR_SIZE)
-#define NETRAM_BOUNCE_RESERVE	(4 * NSWAP2L_PROTO_MAX_PAGES)
+/*
+ * Bounce pages each server keeps for when memory is short (swapping): two
+ * whole messages, so that one can be sealed while the other is answered.
+ */
+#define NETRAM_BOUNCE_RESERVE	(2 * NSWAP2L_PROTO_MAX_PAGES)
+
+/*
+ * Fault injection: bounce pages come from the servers' reserves only, as
+ * when memory is short and the page allocator fails (under swap).
+ */
+static bool netram_fault_bounce_reserve_only;
+module_param_named(fault_bounce_reserve_only, netram_fault_bounce_reserve_only, bool, 0644);
+MODULE_PARM_DESC(fault_bounce_reserve_only,
+		 "Testing only: protect='s bounce pages come from each server's reserve alone, as when the page allocator fails");
 
 struct netram_protect {
 	struct crypto_aead *aead;
-	mempool_t bounce_pool;
-	/* One waiter for the pool at a time: two never hold half a message each. */
-	struct mutex bounce_mutex;
 	atomic64_t last_nonce;
 	atomic64_t refused;		/* pages given back that failed their check */
 	char name[NSWAP2L_PROTECT_NAME_SIZE];
@@ -73,7 +85,6 @@ int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const ch
 		return -ENOMEM;
 	}
 	nt->protect = p;
-	mutex_init(&p->bounce_mutex);
 	strscpy(p->name, aead, sizeof(p->name));
 
 	/* Nothing asynchronous, nothing that allocates per request. */
@@ -102,16 +113,6 @@ int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const ch
 				  NETRAM_PROTECT_KEY_SIZE * 8);
 		return r;
 	}
-	/*
-	 * When memory is short (swapping) only the reserve is left: room for
-	 * a whole message to each of a few servers at once, as dm-crypt keeps
-	 * BIO_MAX_VECS pages.
-	 */
-	r = mempool_init_page_pool(&p->bounce_pool, NETRAM_BOUNCE_RESERVE, 0);
-	if (r) {
-		ti->error = "Cannot allocate bounce pages";
-		return r;
-	}
 	/* An overwrite in place would let a server give back the older version. */
 	nt->tier.write_once = true;
 	return 0;
@@ -123,10 +124,17 @@ void netram_protect_destroy(struct netram_tier *nt)
 
 	if (!p)
 		return;
-	mempool_exit(&p->bounce_pool);
 	if (p->aead)
 		crypto_free_aead(p->aead);
 	kfree(p);
+}
+
+/* mempool_alloc_pages(), but for the fault injection above (the pool is filled before). */
+static void *netram_bounce_page_alloc(gfp_t gfp, void *data)
+{
+	if (READ_ONCE(netram_fault_bounce_reserve_only) && !(gfp & __GFP_DIRECT_RECLAIM))
+		return NULL;
+	return alloc_page(gfp);
 }
 
 static struct netram_crypt *netram_crypt_new(struct crypto_aead *aead)
@@ -153,7 +161,10 @@ int netram_crypt_alloc(struct netram_server *srv)
 		return 0;
 	srv->tx_crypt = netram_crypt_new(p->aead);
 	srv->rx_crypt = netram_crypt_new(p->aead);
-	return srv->tx_crypt && srv->rx_crypt ? 0 : -ENOMEM;
+	if (!srv->tx_crypt || !srv->rx_crypt)
+		return -ENOMEM;
+	return mempool_init(&srv->bounce_pool, NETRAM_BOUNCE_RESERVE, netram_bounce_page_alloc,
+			    mempool_free_pages, NULL);
 }
 
 static void netram_crypt_put(struct netram_crypt *c)
@@ -164,10 +175,12 @@ static void netram_crypt_put(struct netram_crypt *c)
 	kfree_sensitive(c);
 }
 
+/* After every message's bounce pages went back (netram_release_sealed()). */
 void netram_crypt_free(struct netram_server *srv)
 {
 	netram_crypt_put(srv->tx_crypt);
 	netram_crypt_put(srv->rx_crypt);
+	mempool_exit(&srv->bounce_pool);
 }
 
 /*
@@ -225,46 +238,51 @@ static int netram_encrypt_page(struct netram_protect *p, struct netram_crypt *c,
 	return 0;
 }
 
-void netram_release_sealed(struct netram_tier *nt, struct netram_msg *msg)
+static void netram_free_bounce(struct netram_server *srv, struct netram_msg *msg)
 {
 	unsigned int i;
 
-	if (!msg->sealed)
-		return;
 	for (i = 0; i < msg->bounce.bi_vcnt; i++)
-		mempool_free(msg->bounce_vecs[i].bv_page, &nt->protect->bounce_pool);
+		mempool_free(msg->bounce_vecs[i].bv_page, &srv->bounce_pool);
 	msg->sealed = NULL;
 }
 
-/*
- * dm-crypt's way: without waiting if the pages are there; else give back
- * what was taken and wait, alone, for a whole message.
- */
-static void netram_alloc_bounce(struct netram_tier *nt, struct netram_msg *msg)
+void netram_release_sealed(struct netram_server *srv, struct netram_msg *msg)
 {
-	struct netram_protect *p = nt->protect;
-	gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
+	if (!msg->sealed)
+		return;
+	netram_free_bounce(srv, msg);
+	if (test_and_clear_bit(NETRAM_BOUNCE_WANTED, &srv->bounce_flags))
+		netram_queue_io(srv);
+}
+
+/*
+ * A whole message of bounce pages, without waiting: the sender holds
+ * send_mutex, which a broken connection's teardown needs before it can
+ * give back the pages of the unanswered PUTs.  False if the pool (the
+ * page allocator, then the server's reserve) has not enough; then the
+ * next PUT answered or requeued runs the io_work again.  The flag is up
+ * before the attempt, so that no release in between goes unseen.
+ */
+static bool netram_alloc_bounce(struct netram_server *srv, struct netram_msg *msg)
+{
 	unsigned int i;
 
-	for (;;) {
-		bio_init(&msg->bounce, NULL, msg->bounce_vecs, ARRAY_SIZE(msg->bounce_vecs),
-			 REQ_OP_WRITE);
-		msg->sealed = &msg->bounce;
-		for (i = 0; i < msg->count; i++) {
-			struct page *page = mempool_alloc(&p->bounce_pool, gfp);
+	set_bit(NETRAM_BOUNCE_WANTED, &srv->bounce_flags);
+	bio_init(&msg->bounce, NULL, msg->bounce_vecs, ARRAY_SIZE(msg->bounce_vecs),
+		 REQ_OP_WRITE);
+	msg->sealed = &msg->bounce;
+	for (i = 0; i < msg->count; i++) {
+		struct page *page = mempool_alloc(&srv->bounce_pool, GFP_NOWAIT | __GFP_NOWARN);
 
-			if (!page)
-				break;
-			__bio_add_page(&msg->bounce, page, NSWAP2L_PROTO_PAGE_SIZE, 0);
+		if (!page) {
+			netram_free_bounce(srv, msg);
+			return false;
 		}
-		if (i == msg->count)
-			break;
-		netram_release_sealed(nt, msg);
-		mutex_lock(&p->bounce_mutex);
-		gfp = GFP_NOIO;		/* waits for the pool, never fails */
+		__bio_add_page(&msg->bounce, page, NSWAP2L_PROTO_PAGE_SIZE, 0);
 	}
-	if (gfp == GFP_NOIO)
-		mutex_unlock(&p->bounce_mutex);
+	clear_bit(NETRAM_BOUNCE_WANTED, &srv->bounce_flags);
+	return true;
 }
 
 int netram_seal_put(struct netram_server *srv, struct netram_msg *msg)
@@ -278,7 +296,8 @@ int netram_seal_put(struct netram_server *srv, struct netram_msg *msg)
 		memset(seals, 0, msg->count * sizeof(*seals));
 		return 0;
 	}
-	netram_alloc_bounce(srv->nt, msg);
+	if (!netram_alloc_bounce(srv, msg))
+		return -EAGAIN;
 	for (i = 0; i < msg->nr_bios; i++) {
 		struct bio *bio = msg->bios[i];
 		struct bvec_iter it = bio->bi_iter;

@@ -182,12 +182,39 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 		}
 	}
 	__set_bit(*tag, &srv->busy_tags);
-	atomic64_inc(&srv->requests);
 	msg->seq = srv->next_seq++;
-	msg->sealing = msg->type == NSWAP2L_MSG_PUT && srv->nt->protect;
-	msg->sent_at = jiffies;
+	msg->state = NETRAM_MSG_SEALING;
 	srv->last_sent = jiffies;
 	return msg;
+}
+
+/*
+ * A PUT that found no bounce pages goes back to the head of the queue,
+ * its tag free again: it is taken anew once a PUT gives pages back.
+ */
+static void netram_unwind_msg(struct netram_server *srv, struct netram_msg *msg)
+{
+	struct bio_list bios = BIO_EMPTY_LIST;
+	unsigned int i;
+
+	spin_lock_irq(&srv->lock);
+	for (i = 0; i < msg->nr_bios; i++)
+		bio_list_add(&bios, msg->bios[i]);
+	bio_list_merge_head(&srv->queue, &bios);
+	msg->nr_bios = 0;
+	srv->in_flight[netram_msg_dir(msg)]--;
+	__clear_bit(msg - srv->msgs, &srv->busy_tags);
+	spin_unlock_irq(&srv->lock);
+}
+
+/* The message's MAC is computed: from now on it is going out, and its timeout runs. */
+static void netram_msg_sending(struct netram_server *srv, struct netram_msg *msg)
+{
+	spin_lock_irq(&srv->lock);
+	msg->state = NETRAM_MSG_SENDING;
+	msg->sent_at = jiffies;
+	spin_unlock_irq(&srv->lock);
+	atomic64_inc(&srv->requests);
 }
 
 /* Put the next message (a request, else an EVICT answer) in srv->tx. */
@@ -201,6 +228,7 @@ static bool netram_next_tx(struct netram_server *srv)
 	bool have_reply = false;
 	struct bio *bio;
 	u32 tag;
+	int r;
 
 	spin_lock_irqsave(&srv->lock, flags);
 	msg = netram_next_msg(srv, &tag, &oversized);
@@ -212,14 +240,14 @@ static bool netram_next_tx(struct netram_server *srv)
 		netram_refuse_bio(bio);
 
 	if (msg && msg->type == NSWAP2L_MSG_PUT) {
-		if (netram_seal_put(srv, msg))
-			goto broken;
-		if (msg->sealing) {
-			spin_lock_irqsave(&srv->lock, flags);
-			msg->sealing = false;
-			msg->sent_at = jiffies;
-			spin_unlock_irqrestore(&srv->lock, flags);
+		r = netram_seal_put(srv, msg);
+		if (r == -EAGAIN) {
+			netram_unwind_msg(srv, msg);
+			return false;
 		}
+		/* Never a page in clear when the tier protects them. */
+		if (r || (srv->nt->protect && !msg->sealed))
+			goto broken;
 		tx->keys = msg->keys;
 		tx->keys_len = msg->count * (sizeof(__le64) + NSWAP2L_PROTO_SEAL_SIZE);
 		/* protect=: the bounce pages, in one bio */
@@ -246,6 +274,9 @@ static bool netram_next_tx(struct netram_server *srv)
 	}
 	if (netram_seal_tx(srv))
 		goto broken;
+	tx->msg = msg;
+	if (msg)
+		netram_msg_sending(srv, msg);
 	tx->len = sizeof(tx->hdr) + le32_to_cpu(tx->hdr.length) + sizeof(tx->mac);
 	tx->sent = 0;
 	return true;
@@ -349,6 +380,11 @@ static void netram_send_queued(struct netram_server *srv)
 			/* The receiver sees the shut-down socket and resends. */
 			netram_shutdown_sock(srv, false);
 			return;
+		}
+		if (srv->tx.msg) {
+			spin_lock_irq(&srv->lock);
+			srv->tx.msg->state = NETRAM_MSG_SENT;
+			spin_unlock_irq(&srv->lock);
 		}
 		srv->tx.len = 0;
 		/*
@@ -521,7 +557,7 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 		return -EPROTO;
 	if (status == NSWAP2L_ERR_NOSPC)
 		atomic64_set(&srv->free_estimate, 0);	/* until it says otherwise */
-	netram_release_sealed(srv->nt, msg);
+	netram_release_sealed(srv, msg);
 	for (i = 0; i < msg->nr_bios; i++) {
 		if (status == NSWAP2L_OK)
 			bio_endio(msg->bios[i]);
@@ -531,25 +567,28 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 	return 0;
 }
 
-/*
- * A reply to a message still being sent would complete bios whose pages
- * are still going out: only a broken server sends one.  The reply came
- * after bytes of its request, which went after srv->tx was set: a look
- * without the lock cannot miss a message still being sent, only see one
- * that has just gone, which the look under the lock rules out.
- */
-static bool netram_still_sending(struct netram_server *srv, u32 tag)
+static bool netram_msg_sent(struct netram_server *srv, struct netram_msg *msg)
 {
-	struct netram_tx *tx = &srv->tx;
-	bool sending;
+	bool sent;
 
-	if (!READ_ONCE(tx->len) || READ_ONCE(tx->hdr.tag) != cpu_to_le32(tag))
-		return false;
+	spin_lock_irq(&srv->lock);
+	sent = msg->state == NETRAM_MSG_SENT;
+	spin_unlock_irq(&srv->lock);
+	return sent;
+}
+
+/*
+ * The request of a reply was wholly sent.  A reply comes after the last
+ * byte of its request, which the sender may not have marked yet: it is
+ * marked before the sender lets go of send_mutex.
+ */
+static bool netram_wholly_sent(struct netram_server *srv, struct netram_msg *msg)
+{
+	if (netram_msg_sent(srv, msg))
+		return true;
 	mutex_lock(&srv->send_mutex);
-	sending = tx->len && tx->hdr.tag == cpu_to_le32(tag) &&
-		  !(le16_to_cpu(tx->hdr.type) & NSWAP2L_MSG_REPLY);
 	mutex_unlock(&srv->send_mutex);
-	return sending;
+	return netram_msg_sent(srv, msg);
 }
 
 /* Read and act on one message from the server; an error breaks the connection. */
@@ -593,8 +632,11 @@ int netram_receive_one(struct netram_server *srv)
 	spin_unlock_irq(&srv->lock);
 	if (!msg)
 		return -EPROTO;
-	if (netram_still_sending(srv, tag))
+	if (!netram_wholly_sent(srv, msg)) {
+		DMERR_LIMIT("%s: server %s answered a request before it was wholly sent",
+			    netram_dev_name(srv->nt), srv->name);
 		return -EPROTO;
+	}
 	/* A GET's pages come first (netram_complete_get); any other reply is whole. */
 	if (type != NSWAP2L_MSG_GET || status != NSWAP2L_OK) {
 		r = netram_check_rx(srv, &hdr, NULL, 0, NULL, 0);
@@ -639,7 +681,7 @@ void netram_requeue_unanswered(struct netram_server *srv)
 		__clear_bit(msg - srv->msgs, &pending);
 
 		/* sealed again when sent again, under a new nonce */
-		netram_release_sealed(srv->nt, msg);
+		netram_release_sealed(srv, msg);
 		for (i = 0; i < msg->nr_bios; i++)
 			bio_list_add(&resend, msg->bios[i]);
 		for (i = 0; msg->type == NSWAP2L_MSG_FREE && i < msg->count; i++)
@@ -657,7 +699,7 @@ bool netram_overdue(struct netram_server *srv, unsigned long timeout)
 	unsigned int tag;
 
 	for_each_set_bit(tag, &srv->busy_tags, NETRAM_TAGS)
-		if (!srv->msgs[tag].sealing &&
+		if (srv->msgs[tag].state != NETRAM_MSG_SEALING &&
 		    time_after(jiffies, srv->msgs[tag].sent_at + timeout))
 			return true;
 	return false;

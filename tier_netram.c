@@ -45,8 +45,12 @@ static const char *const netram_state_names[] = {
 /*
  * A reload's changes: servers to add (connected already, in new slots or
  * in removed servers' slots, reserved until commit) and the timeout.
+ * While it waits for the resume, on nt->pending_reloads, the new slots it
+ * will take count in nt->reserved_slots, so that add_server cannot take
+ * them too.
  */
 struct netram_reload {
+	struct list_head pending;
 	unsigned long timeout;
 	unsigned int nr_added, nr_reused;
 	struct netram_server *added[NETRAM_MAX_SERVERS];
@@ -405,9 +409,9 @@ static void netram_destroy_server(struct netram_server *srv)
 
 	netram_stop_server(srv);
 	netram_free_session(srv);
-	netram_crypt_free(srv);
 	for (tag = 0; srv->msgs && tag < NETRAM_TAGS; tag++)
-		netram_release_sealed(srv->nt, &srv->msgs[tag]);
+		netram_release_sealed(srv, &srv->msgs[tag]);
+	netram_crypt_free(srv);
 	kvfree(srv->msgs);
 	kvfree(srv->free_keys);
 	kvfree(srv->evict_buf);
@@ -416,22 +420,29 @@ static void netram_destroy_server(struct netram_server *srv)
 	kfree(srv);
 }
 
-static int netram_parse_addr(struct netram_tier *nt, struct dm_target *ti, const char *spec,
-			     struct sockaddr_in *addr)
+/* IPV4-ADDRESS:PORT into @addr, or false. */
+static bool netram_addr_from(const char *spec, struct sockaddr_in *addr)
 {
 	const char *end;
 	u16 port;
 
 	memset(addr, 0, sizeof(*addr));
 	if (!in4_pton(spec, -1, (u8 *)&addr->sin_addr, ':', &end) || *end != ':' ||
-	    kstrtou16(end + 1, 10, &port) || !port) {
-		netram_error(nt, ti, "Bad Network RAM server address",
-			     "'%s' is not IPV4-ADDRESS:PORT", spec);
-		return -EINVAL;
-	}
+	    kstrtou16(end + 1, 10, &port) || !port)
+		return false;
 	addr->sin_family = AF_INET;
 	addr->sin_port = htons(port);
-	return 0;
+	return true;
+}
+
+static int netram_parse_addr(struct netram_tier *nt, struct dm_target *ti, const char *spec,
+			     struct sockaddr_in *addr)
+{
+	if (netram_addr_from(spec, addr))
+		return 0;
+	netram_error(nt, ti, "Bad Network RAM server address", "'%s' is not IPV4-ADDRESS:PORT",
+		     spec);
+	return -EINVAL;
 }
 
 static bool netram_same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b)
@@ -508,12 +519,26 @@ nomem:
 	return -ENOMEM;
 }
 
-/* From now on the server takes pages and the watchdog watches it. */
-static void netram_publish_server(struct netram_tier *nt, struct netram_server *srv)
+/* Slots a new server may still take: reloads waiting for resume have theirs. */
+static bool netram_slot_left(struct netram_tier *nt, unsigned int more)
 {
+	lockdep_assert_held(&nt->servers_mutex);
+	return netram_nr_servers(nt) + nt->reserved_slots + more < NETRAM_MAX_SERVERS;
+}
+
+/*
+ * From now on the server takes pages and the watchdog watches it.  A map
+ * entry names at most NETRAM_MAX_SERVERS servers: callers counted a slot.
+ */
+static bool netram_publish_server(struct netram_tier *nt, struct netram_server *srv)
+{
+	lockdep_assert_held(&nt->servers_mutex);
+	if (WARN_ON_ONCE(nt->nr_servers >= NETRAM_MAX_SERVERS))
+		return false;
 	WRITE_ONCE(srv->index, nt->nr_servers);
 	nt->servers[srv->index] = srv;
 	smp_store_release(&nt->nr_servers, srv->index + 1);
+	return true;
 }
 
 /* Connect a new server now: a table or message naming one that fails, fails. */
@@ -713,6 +738,7 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 	nt->parity_group = opts->parity_group;
 	spin_lock_init(&nt->recovery.lock);
 	mutex_init(&nt->servers_mutex);
+	INIT_LIST_HEAD(&nt->pending_reloads);
 	INIT_DELAYED_WORK(&nt->watchdog, netram_watchdog);
 
 	if (nt->copies > 1) {
@@ -753,9 +779,14 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 	for (i = 0; i < nr; i++) {
 		struct netram_server *srv = NULL;
 
+		/* published even half built: destroy() frees it */
 		r = netram_new_server(nt, ti, &addrs[i], &srv);
-		if (srv)
-			netram_publish_server(nt, srv);
+		mutex_lock(&nt->servers_mutex);
+		if (srv && !netram_publish_server(nt, srv)) {
+			netram_destroy_server(srv);
+			r = r ?: -EINVAL;
+		}
+		mutex_unlock(&nt->servers_mutex);
 		if (r)
 			goto bad;
 	}
@@ -822,11 +853,25 @@ static void netram_resume(struct nswap2l_tier *tier)
 		netram_queue_io(nt->servers[i]);
 }
 
+/* The reload no longer waits: its slots are no longer reserved. */
+static void netram_end_pending(struct netram_tier *nt, struct netram_reload *reload)
+{
+	lockdep_assert_held(&nt->servers_mutex);
+	if (list_empty(&reload->pending))
+		return;
+	list_del_init(&reload->pending);
+	nt->reserved_slots -= reload->nr_added;
+}
+
 static void netram_cancel_reload(struct nswap2l_tier *tier, void *change)
 {
+	struct netram_tier *nt = to_netram_tier(tier);
 	struct netram_reload *reload = change;
 	unsigned int i;
 
+	mutex_lock(&nt->servers_mutex);
+	netram_end_pending(nt, reload);
+	mutex_unlock(&nt->servers_mutex);
 	for (i = 0; i < reload->nr_added; i++)
 		netram_destroy_server(reload->added[i]);
 	for (i = 0; i < reload->nr_reused; i++) {
@@ -855,6 +900,7 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 		ti->error = "Cannot allocate Network RAM reload";
 		return -ENOMEM;
 	}
+	INIT_LIST_HEAD(&reload->pending);
 	reload->timeout = opts->timeout_secs * HZ;
 	mutex_lock(&nt->servers_mutex);
 	nr = netram_parse_list(nt, ti, arg, addrs, NETRAM_MAX_SERVERS);
@@ -875,7 +921,7 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 
 		if (netram_live_server(nt, &addrs[i]))
 			continue;
-		if (netram_nr_servers(nt) + reload->nr_added < NETRAM_MAX_SERVERS) {
+		if (netram_slot_left(nt, reload->nr_added)) {
 			r = netram_connect_new_server(nt, ti, &addrs[i],
 						      &reload->added[reload->nr_added]);
 			if (!r)
@@ -894,6 +940,10 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 		if (!r)
 			reload->reused[reload->nr_reused++] = slot;
 	}
+	if (!r) {
+		list_add_tail(&reload->pending, &nt->pending_reloads);
+		nt->reserved_slots += reload->nr_added;
+	}
 	mutex_unlock(&nt->servers_mutex);
 	if (r) {
 		netram_cancel_reload(tier, reload);
@@ -910,6 +960,7 @@ static void netram_commit_reload(struct nswap2l_tier *tier, void *change)
 	unsigned int i;
 
 	mutex_lock(&nt->servers_mutex);
+	netram_end_pending(nt, reload);
 	WRITE_ONCE(nt->timeout, reload->timeout);
 	for (i = 0; i < reload->nr_reused; i++) {
 		WRITE_ONCE(reload->reused[i]->draining, false);
@@ -917,7 +968,10 @@ static void netram_commit_reload(struct nswap2l_tier *tier, void *change)
 		       reload->reused[i]->name);
 	}
 	for (i = 0; i < reload->nr_added; i++) {
-		netram_publish_server(nt, reload->added[i]);
+		if (!netram_publish_server(nt, reload->added[i])) {
+			netram_destroy_server(reload->added[i]);
+			continue;
+		}
 		DMINFO("%s: server %s added by the reloaded table", netram_dev_name(nt),
 		       reload->added[i]->name);
 	}
@@ -942,11 +996,14 @@ static int netram_add_server(struct netram_tier *nt, const char *spec)
 		      netram_dev_name(nt), spec);
 		return -EINVAL;
 	}
-	if (netram_nr_servers(nt) < NETRAM_MAX_SERVERS) {
+	if (netram_slot_left(nt, 0)) {
 		r = netram_connect_new_server(nt, NULL, &addr, &srv);
 		if (r)
 			return r;
-		netram_publish_server(nt, srv);
+		if (!netram_publish_server(nt, srv)) {
+			netram_destroy_server(srv);
+			return -ENOSPC;
+		}
 	} else {
 		srv = netram_free_slot(nt);
 		if (!srv) {
@@ -962,6 +1019,27 @@ static int netram_add_server(struct netram_tier *nt, const char *spec)
 	return 0;
 }
 
+/* A reloaded table that waits for resume adds the server at @spec. */
+static bool netram_reload_adds(struct netram_tier *nt, const char *spec)
+{
+	struct netram_reload *reload;
+	struct sockaddr_in addr;
+	unsigned int i;
+
+	lockdep_assert_held(&nt->servers_mutex);
+	if (!netram_addr_from(spec, &addr))
+		return false;	/* the command says what is wrong */
+	list_for_each_entry(reload, &nt->pending_reloads, pending) {
+		for (i = 0; i < reload->nr_added; i++)
+			if (netram_same_addr(&reload->added[i]->addr, &addr))
+				return true;
+		for (i = 0; i < reload->nr_reused; i++)
+			if (netram_same_addr(&reload->reused[i]->addr, &addr))
+				return true;
+	}
+	return false;
+}
+
 static int netram_message(struct nswap2l_tier *tier, unsigned int argc, char **argv)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
@@ -970,7 +1048,11 @@ static int netram_message(struct nswap2l_tier *tier, unsigned int argc, char **a
 	if (argc != 2)
 		return r;
 	mutex_lock(&nt->servers_mutex);
-	if (!strcasecmp(argv[0], "add_server"))
+	if (netram_reload_adds(nt, argv[1])) {
+		DMERR("%s: %s %s: a reloaded table that waits for resume adds this server: resume it (or clear it) first",
+		      netram_dev_name(nt), argv[0], argv[1]);
+		r = -EBUSY;
+	} else if (!strcasecmp(argv[0], "add_server"))
 		r = netram_add_server(nt, argv[1]);
 	else if (!strcasecmp(argv[0], "remove_server"))
 		r = netram_remove_server(nt, argv[1]);

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The session MAC of nswap2l_proto.h, for the Python test peers
 (tests/lib/misbehaving-server, tests/host/attack.py):
-Poly1305(HMAC-SHA256(key(dir), le64 seq), header || payload)."""
+Poly1305(HMAC-SHA256(key(dir), le64 seq), header || payload), and the
+handshake proofs bound to its transcript."""
 import hashlib
 import hmac
 import struct
@@ -21,3 +22,21 @@ def poly1305(key, message):
 def message_mac(key, seq, message):
     """The MAC of the direction keyed by key, for its message number seq."""
     return poly1305(hmac.new(key, struct.pack("<Q", seq), hashlib.sha256).digest(), message)
+
+
+def handshake_transcript(hello_header, hello, reply_header, reply):
+    """T: SHA-256 of the HELLO and its reply, headers and payloads as sent."""
+    return hashlib.sha256(hello_header + hello + reply_header + reply).digest()
+
+
+def client_proof(key, label, name, client_id, client_nonce, server_nonce, transcript):
+    """The AUTH MAC the client sends (label: NSWAP2L_AUTH_CLIENT_LABEL)."""
+    return hmac.new(key, label + name + client_id + client_nonce + server_nonce + transcript,
+                    hashlib.sha256).digest()
+
+
+def server_proof(key, label, name, client_id, client_nonce, server_nonce, transcript,
+                 auth_reply_header):
+    """The AUTH reply's MAC (label: NSWAP2L_AUTH_SERVER_LABEL), over its own header too."""
+    return hmac.new(key, label + name + client_id + server_nonce + client_nonce + transcript +
+                    auth_reply_header, hashlib.sha256).digest()

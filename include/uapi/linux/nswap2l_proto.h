@@ -36,14 +36,23 @@
  * their client ids).  A client id is random, one per device and server.
  *
  * Authentication (the key never crosses the wire): K is the key of the
- * client name (16..NSWAP2L_PROTO_MAX_KEY_SIZE bytes).
- *   client MAC = HMAC-SHA256(K, "nswap2l-client-v2" || client_name ||
- *                               client_id || client_nonce || server_nonce)
- *   server MAC = HMAC-SHA256(K, "nswap2l-server-v2" || client_name ||
- *                               client_id || server_nonce || client_nonce)
+ * client name (16..NSWAP2L_PROTO_MAX_KEY_SIZE bytes).  Every byte of the
+ * handshake is bound into the proofs, so that nobody on the path can
+ * change a field of it (a version, max_pages, a capability, free_pages,
+ * NAMESPACE_FOUND) without the key:
+ *   T          = SHA-256(HELLO header || HELLO payload ||
+ *                        HELLO reply header || HELLO reply payload)
+ *                (the 32-byte headers and payloads exactly as sent)
+ *   client MAC = HMAC-SHA256(K, "nswap2l-client-v3" || client_name ||
+ *                               client_id || client_nonce || server_nonce || T)
+ *   server MAC = HMAC-SHA256(K, "nswap2l-server-v3" || client_name ||
+ *                               client_id || server_nonce || client_nonce || T ||
+ *                               AUTH reply header)
  * (labels without their terminating NUL; client_name as its whole
- * NUL-padded field).  The server proves the key too, so a client never
- * stores pages on, or reads them from, an impostor.
+ * NUL-padded field; the AUTH reply header as sent, its flags and
+ * free_pages included).  The server proves the key too, so a client never
+ * stores pages on, or reads them from, an impostor; the client acts on no
+ * handshake field (free_pages, NAMESPACE_FOUND) before that proof checks.
  *
  * Session integrity: every message after the AUTH reply, both ways, is
  * followed by a NSWAP2L_PROTO_MSG_MAC_SIZE-byte MAC (not counted in
@@ -69,7 +78,7 @@
 #include <linux/types.h>
 
 #define NSWAP2L_PROTO_MAGIC		0x4c32574eU	/* "NW2L" */
-#define NSWAP2L_PROTO_VERSION		4
+#define NSWAP2L_PROTO_VERSION		5
 
 #define NSWAP2L_PROTO_PAGE_SIZE		4096
 /* Pages in one PUT or GET (Nswap's PUTPAGES batch). */
@@ -91,8 +100,8 @@
 #define NSWAP2L_PROTO_MIN_KEY_SIZE	16
 #define NSWAP2L_PROTO_MAX_KEY_SIZE	256
 
-#define NSWAP2L_AUTH_CLIENT_LABEL	"nswap2l-client-v2"
-#define NSWAP2L_AUTH_SERVER_LABEL	"nswap2l-server-v2"
+#define NSWAP2L_AUTH_CLIENT_LABEL	"nswap2l-client-v3"
+#define NSWAP2L_AUTH_SERVER_LABEL	"nswap2l-server-v3"
 #define NSWAP2L_SESSION_C2S_LABEL	"nswap2l-c2s-v3"
 #define NSWAP2L_SESSION_S2C_LABEL	"nswap2l-s2c-v3"
 #define NSWAP2L_PROTO_SESSION_KEY_SIZE	32
