@@ -567,28 +567,35 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 	return 0;
 }
 
-static bool netram_msg_sent(struct netram_server *srv, struct netram_msg *msg)
+static enum netram_msg_state netram_msg_state(struct netram_server *srv,
+					      struct netram_msg *msg)
 {
-	bool sent;
+	enum netram_msg_state state;
 
 	spin_lock_irq(&srv->lock);
-	sent = msg->state == NETRAM_MSG_SENT;
+	state = msg->state;
 	spin_unlock_irq(&srv->lock);
-	return sent;
+	return state;
 }
 
 /*
- * The request of a reply was wholly sent.  A reply comes after the last
- * byte of its request, which the sender may not have marked yet: it is
- * marked before the sender lets go of send_mutex.
+ * The request of a reply was wholly sent.  One still being sealed was not
+ * even begun; one being sent may have gone whole with the sender about to
+ * mark it, which it does before it lets go of send_mutex.
  */
 static bool netram_wholly_sent(struct netram_server *srv, struct netram_msg *msg)
 {
-	if (netram_msg_sent(srv, msg))
+	switch (netram_msg_state(srv, msg)) {
+	case NETRAM_MSG_SENT:
 		return true;
+	case NETRAM_MSG_SEALING:
+		return false;
+	case NETRAM_MSG_SENDING:
+		break;
+	}
 	mutex_lock(&srv->send_mutex);
 	mutex_unlock(&srv->send_mutex);
-	return netram_msg_sent(srv, msg);
+	return netram_msg_state(srv, msg) == NETRAM_MSG_SENT;
 }
 
 /* Read and act on one message from the server; an error breaks the connection. */
