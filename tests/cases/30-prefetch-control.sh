@@ -8,7 +8,8 @@
 # with a dmesg line naming the valid choices and change nothing.  A reload
 # changing only prefetch= keeps the data.  Suspend stops a busy worker (no
 # flash I/O, no files) and resume starts it again; removing the device
-# while the worker is busy is prompt and the module unloads.
+# while the worker is busy is prompt.  A prefetched page inside a
+# multi-page overwrite is placed again.  The module unloads.
 # The module's own logic, over interfaces that the kernel-facing cases test
 # on both kernels, so it runs on one (tests/README.md, "One kernel").
 # kernels: 6.1
@@ -301,5 +302,29 @@ dm_remove busy || die "remove while the worker is busy"
 t1=$(uptime_cs)
 log "remove took $(((t1 - t0) * 10)) ms with $((NB - p2)) pages left to prefetch"
 assert_le "$((t1 - t0))" 1000 "remove while the worker is busy, in 1/100 s"
+
+# --- 8. a prefetched page inside a multi-page overwrite is placed again -----------
+# Page 0 spills to flash slot 0 (Network RAM is full), page 1 is prefetched
+# into slot 1: one write over both is cut after page 0, and page 1 is placed
+# again and counted as rewritten.  (The run used to go on over the next
+# slot: page 1 was updated in place on flash, kept its prefetched bits and
+# skewed prefetched_reads and auto.)
+server_ctl misbehave 0 few-free >/dev/null || die "a server with room for 512 pages"
+DEV=/dev/mapper/ow
+dm_create ow "0 $LEN nswap2l 3 $T" || die "create ow"
+blkpat write $DEV 1 512 81 || die "fill Network RAM"
+blkpat write $DEV 0 1 82 || die "page 0"
+assert_eq "$(tier_stat ow flash used)" 1 "page 0 spilled to flash"
+pf_set ow interval 20 && pf_set ow amount held:100:1 && pf_set ow policy rr ||
+	die "prefetch one page per wake-up"
+wait_until 30 ow "page 1 prefetched" pf_stat_ge ow prefetched 1
+pf_set ow policy none || die "policy none"
+rw0=$(pf_stat ow rewritten)
+blkpat write $DEV 0 2 83 || die "one write over pages 0 and 1"
+assert_eq "$(($(pf_stat ow rewritten) - rw0))" 1 "prefetched pages placed again"
+blkpat verify $DEV 0 2 83 || die "pages 0 and 1"
+blkpat verify $DEV 2 511 81 || die "pages 2 to 512"
+dm_remove ow || die "remove ow"
+server_ctl misbehave 0 none >/dev/null || die "nswapd back"
 unload_nswap2l
 log "ok"
