@@ -51,7 +51,7 @@
 static bool netram_fault_bounce_reserve_only;
 module_param_named(fault_bounce_reserve_only, netram_fault_bounce_reserve_only, bool, 0644);
 MODULE_PARM_DESC(fault_bounce_reserve_only,
-		 "Testing only: protect='s bounce pages come from each server's reserve alone, as when the page allocator fails");
+		 "Testing only: the bounce pages of protect= come from each server's reserve alone, as when the page allocator fails");
 
 struct netram_protect {
 	struct crypto_aead *aead;
@@ -129,7 +129,10 @@ void netram_protect_destroy(struct netram_tier *nt)
 	kfree(p);
 }
 
-/* mempool_alloc_pages(), but for the fault injection above (the pool is filled before). */
+/*
+ * mempool_alloc_pages() but for the fault injection above, which lets
+ * through the allocations that fill the reserve (GFP_KERNEL).
+ */
 static void *netram_bounce_page_alloc(gfp_t gfp, void *data)
 {
 	if (READ_ONCE(netram_fault_bounce_reserve_only) && !(gfp & __GFP_DIRECT_RECLAIM))

@@ -195,25 +195,28 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 static void netram_unwind_msg(struct netram_server *srv, struct netram_msg *msg)
 {
 	struct bio_list bios = BIO_EMPTY_LIST;
+	unsigned long flags;
 	unsigned int i;
 
-	spin_lock_irq(&srv->lock);
+	spin_lock_irqsave(&srv->lock, flags);
 	for (i = 0; i < msg->nr_bios; i++)
 		bio_list_add(&bios, msg->bios[i]);
 	bio_list_merge_head(&srv->queue, &bios);
 	msg->nr_bios = 0;
 	srv->in_flight[netram_msg_dir(msg)]--;
 	__clear_bit(msg - srv->msgs, &srv->busy_tags);
-	spin_unlock_irq(&srv->lock);
+	spin_unlock_irqrestore(&srv->lock, flags);
 }
 
 /* The message's MAC is computed: from now on it is going out, and its timeout runs. */
 static void netram_msg_sending(struct netram_server *srv, struct netram_msg *msg)
 {
-	spin_lock_irq(&srv->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&srv->lock, flags);
 	msg->state = NETRAM_MSG_SENDING;
 	msg->sent_at = jiffies;
-	spin_unlock_irq(&srv->lock);
+	spin_unlock_irqrestore(&srv->lock, flags);
 	atomic64_inc(&srv->requests);
 }
 
@@ -382,9 +385,11 @@ static void netram_send_queued(struct netram_server *srv)
 			return;
 		}
 		if (srv->tx.msg) {
-			spin_lock_irq(&srv->lock);
+			unsigned long flags;
+
+			spin_lock_irqsave(&srv->lock, flags);
 			srv->tx.msg->state = NETRAM_MSG_SENT;
-			spin_unlock_irq(&srv->lock);
+			spin_unlock_irqrestore(&srv->lock, flags);
 		}
 		srv->tx.len = 0;
 		/*
