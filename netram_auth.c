@@ -229,7 +229,8 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 	r = netram_start_session(srv, hello.client_id, hello.client_nonce, reply.server_nonce);
 	if (r)
 		return r;
-	srv->max_pages = clamp_t(u32, le32_to_cpu(reply.max_pages), 1, NSWAP2L_PROTO_MAX_PAGES);
+	WRITE_ONCE(srv->max_pages,
+		   clamp_t(u32, le32_to_cpu(reply.max_pages), 1, NSWAP2L_PROTO_MAX_PAGES));
 	netram_note_free(srv, le64_to_cpu(tail.auth_reply.free_pages));
 	*found = le16_to_cpu(tail.auth_reply.flags) & NSWAP2L_FLAG_NAMESPACE_FOUND;
 	return 0;

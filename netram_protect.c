@@ -46,7 +46,8 @@
 
 /*
  * Fault injection: bounce pages come from the servers' reserves only, as
- * when memory is short and the page allocator fails (under swap).
+ * when memory is short and the page allocator fails (under swap).  Set it
+ * once the servers are connected: their reserves are filled before.
  */
 static bool netram_fault_bounce_reserve_only;
 module_param_named(fault_bounce_reserve_only, netram_fault_bounce_reserve_only, bool, 0644);
@@ -129,15 +130,10 @@ void netram_protect_destroy(struct netram_tier *nt)
 	kfree(p);
 }
 
-/*
- * mempool_alloc_pages() but for the fault injection above, which lets
- * through the allocations that fill the reserve (GFP_KERNEL).
- */
+/* mempool_alloc_pages() but for the fault injection above. */
 static void *netram_bounce_page_alloc(gfp_t gfp, void *data)
 {
-	if (READ_ONCE(netram_fault_bounce_reserve_only) && !(gfp & __GFP_DIRECT_RECLAIM))
-		return NULL;
-	return alloc_page(gfp);
+	return READ_ONCE(netram_fault_bounce_reserve_only) ? NULL : alloc_page(gfp);
 }
 
 static struct netram_crypt *netram_crypt_new(struct crypto_aead *aead)

@@ -75,8 +75,12 @@ assert_eq "$(server_stat 0 kept_versions)" 0 "keys the client wrote twice"
 dm_remove nsw || die "remove"
 misbehave 0 none
 
-# 3. parity with a donor that takes one page per message
+# 3. parity with a donor that takes one page per message, and that every
+# group's parity goes to: the most free server (0) takes the first member,
+# the next (2) the parity, server 1 the second member
 misbehave 2 one-page
+server_ctl set-memavailable 1 128M || die "set-memavailable 1"
+sleep 2     # nswapd looks at its memory every second
 dm_create nsw "0 $((8192 * 8)) nswap2l 4 netram=$S0,$S1,$S2 $KEY timeout=3 reliability=parity,group=2" ||
 	die "create (parity)"
 timeout 300 fio --name=par --filename=$DEV --ioengine=libaio --iodepth=8 --direct=1 --bs=64k \
@@ -93,14 +97,18 @@ run_fio par-rebuilt --name=par --filename=$DEV --ioengine=libaio --iodepth=8 --d
 dm_remove nsw || die "remove"
 server_ctl start 0 || die "start server 0"
 misbehave 2 none
+server_ctl set-memavailable 1 1T || die "set-memavailable 1"
 
-# 4. bounce pages from the reserves alone; server 1 stops answering, then dies
+# 4. bounce pages from the reserves alone; server 1, the most free, which
+# takes the writes, stops answering, then dies
 FAULT=/sys/module/dm_nswap2l/parameters/fault_bounce_reserve_only
+server_ctl set-memavailable 0 96M || die "set-memavailable 0"
+sleep 2
 dm_create nsw "0 $((8192 * 8)) nswap2l 3 netram=$S0,$S1 $KEY timeout=5" || die "create (bounce)"
 echo 1 >$FAULT
 server_ctl stop 1 || die "stop server 1"
 fio --name=bounce --filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --bs=256k \
-	--size=24M --rw=write --verify=crc32c --verify_fatal=1 --do_verify=1 --eta=never \
+	--size=12M --rw=write --verify=crc32c --verify_fatal=1 --do_verify=1 --eta=never \
 	--output=/tmp/bounce.out &
 bounce=$!
 sleep 4
@@ -109,9 +117,11 @@ wait $bounce || { cat /tmp/bounce.out; die "writes while a dead donor held its b
 echo 0 >$FAULT
 show_status nsw
 assert_eq "$(netram_stat nsw 1 state)" failed "the dead donor"
-assert_eq "$(netram_stat nsw 0 held)" 6144 "pages on the live donor"
+assert_eq "$(netram_stat nsw 0 held)" 3072 "pages on the live donor"
+assert_gt "$(nsw_rerouted nsw)" 0 "writes the dead donor held, sent elsewhere"
 dm_remove nsw || die "remove"
 server_ctl start 1 || die "start server 1"
+server_ctl set-memavailable 0 1T || die "set-memavailable 0"
 
 # 5. a relay that changes the handshake after the honest proofs
 misbehave 0 tamper-handshake

@@ -104,12 +104,13 @@ header $((MSG_EVICT | MSG_REPLY)) 0 0 0 0 0x4c32574e 77 >"$WORK/evict-reply"
 closed_with "EVICT reply never asked" full "$WORK/evict-reply" "EVICT reply with a tag not asked"
 
 peer_log_room
-# clients of versions 2 (the HMAC-SHA256 session MAC) and 3 (pages without
-# seals), and ones too new; version 4 alone is enough
-for versions in 2-3 5-6; do
+# clients of versions 2 (the HMAC-SHA256 session MAC), 3 (pages without
+# seals) and 4 (proofs without the handshake transcript), and ones too
+# new; version 5 alone is enough
+for versions in 2-4 6-7; do
 	probe_ok s --key-file "$WORK/k.key" --versions $versions --expect version hello >/dev/null
 done
-probe_ok s --key-file "$WORK/k.key" --versions 4-4 hello >/dev/null
+probe_ok s --key-file "$WORK/k.key" --versions 5-5 hello >/dev/null
 assert_log s "no common protocol version"
 still_serving "no common version"
 log "no common version: refused"

@@ -8,7 +8,9 @@ source "$(dirname "$0")/lib.sh"
 
 ATTACK=$REPO_DIR/tests/host/attack.py
 make_key k
-start_server s --key-file "$WORK/k.key" --max-connections 32 --max-unauth-per-address 8
+# one client may hold every connection here: the caps on all of them are under test
+start_server s --key-file "$WORK/k.key" --max-connections 32 --max-unauth-per-address 8 \
+	--max-connections-per-client 32
 GOOD=(--key-file "$WORK/k.key" --client-id 600d)
 
 # attack FILE ARGS: runs attack.py against s in the background, output in FILE

@@ -11,7 +11,8 @@ NSWAPD=$WORK/nswapd-64-files
 printf '#!/bin/bash\nulimit -n 64\nexec "%s" "$@"\n' "$REAL_NSWAPD" >"$NSWAPD"
 chmod +x "$NSWAPD"
 make_key k
-start_server s --key-file "$WORK/k.key"
+# one client may hold every connection: the descriptors are under test
+start_server s --key-file "$WORK/k.key" --max-connections-per-client 1000
 GOOD=(--key-file "$WORK/k.key" --client-id 600d)
 
 # unauthenticated ones from 50 addresses, then authenticated ones

@@ -6,13 +6,18 @@
  *
  * Connects, sends HELLO (include/uapi/linux/nswap2l_proto.h) and checks
  * the reply as client CLIENT (default "default").  With KEYFILE (the raw
- * key of that client) it also authenticates:
- * sends the client MAC and checks the server's MAC, i.e. proves that the
- * server holds the same key.  Prints one line
- *   version=V max_pages=N free_pages=N caps=0xX [auth=ok]
- * Exit status: 0 ok, 1 connection or protocol failure, 3 the server refused
- * the key (AUTH reply with status NSWAP2L_ERR_AUTH, or the connection
- * closed instead of an AUTH reply), 2 usage.
+ * key of that client) it also authenticates: sends the client MAC over
+ * the transcript of the HELLO exchange and checks the server's MAC, which
+ * covers that transcript and the AUTH reply's header, i.e. proves that the
+ * server holds the same key and that nobody changed a byte of the
+ * handshake.  Prints one line
+ *   version=V max_pages=N caps=0xX [free_pages=N namespace=new|found auth=ok]
+ * (free_pages and the namespace flag only once the server's proof checked:
+ * nothing before it is trusted).
+ * Exit status: 0 ok, 1 connection or protocol failure (a wrong server
+ * proof included), 3 the server refused the key (AUTH reply with status
+ * NSWAP2L_ERR_AUTH, or the connection closed instead of an AUTH reply), 2
+ * usage.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -198,17 +203,18 @@ static int recv_all(void *buf, size_t len)
 	return 1;
 }
 
-static int send_msg(uint16_t type, uint32_t tag, const void *payload, uint32_t len)
+/* The header goes to *sent as it went over the wire. */
+static int send_msg(uint16_t type, uint32_t tag, const void *payload, uint32_t len,
+		    struct nswap2l_msg_header *sent)
 {
-	struct nswap2l_msg_header h = {
+	*sent = (struct nswap2l_msg_header){
 		.magic = htole32(NSWAP2L_PROTO_MAGIC),
 		.type = htole16(type),
 		.tag = htole32(tag),
 		.count = 0,
 		.length = htole32(len),
 	};
-
-	return send_all(&h, sizeof(h)) || send_all(payload, len) ? -1 : 0;
+	return send_all(sent, sizeof(*sent)) || send_all(payload, len) ? -1 : 0;
 }
 
 static void get_random(void *buf, size_t len)
@@ -220,6 +226,29 @@ static void get_random(void *buf, size_t len)
 		exit(1);
 	}
 	close(r);
+}
+
+/*
+ * HMAC(K, label || client name || client id || nonce1 || nonce2 || T
+ * [|| AUTH reply header]): the proofs of nswap2l_proto.h.
+ */
+static void proof(const unsigned char *key, size_t klen, const char *label,
+		  const struct nswap2l_hello *hello, const unsigned char *nonce1,
+		  const unsigned char *nonce2, const unsigned char transcript[32],
+		  const struct nswap2l_msg_header *auth_reply, unsigned char mac[32])
+{
+	struct hmac m;
+
+	hmac_init(&m, key, klen);
+	sha256_update(&m.inner, label, strlen(label));
+	sha256_update(&m.inner, hello->client_name, sizeof(hello->client_name));
+	sha256_update(&m.inner, hello->client_id, sizeof(hello->client_id));
+	sha256_update(&m.inner, nonce1, NSWAP2L_PROTO_NONCE_SIZE);
+	sha256_update(&m.inner, nonce2, NSWAP2L_PROTO_NONCE_SIZE);
+	sha256_update(&m.inner, transcript, 32);
+	if (auth_reply)
+		sha256_update(&m.inner, auth_reply, sizeof(*auth_reply));
+	hmac_final(&m, mac);
 }
 
 #define FAIL(...) do { fprintf(stderr, "netram-hello: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
@@ -248,7 +277,7 @@ int main(int argc, char **argv)
 {
 	struct nswap2l_hello hello = { 0 };
 	struct nswap2l_hello_reply hr;
-	struct nswap2l_msg_header h;
+	struct nswap2l_msg_header hello_h, h;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	unsigned char key[NSWAP2L_PROTO_MAX_KEY_SIZE + 1];
 	size_t klen = 0;
@@ -314,7 +343,7 @@ int main(int argc, char **argv)
 	memcpy(hello.client_name, client, strlen(client));
 	get_random(hello.client_id, sizeof(hello.client_id));
 	get_random(hello.client_nonce, sizeof(hello.client_nonce));
-	if (send_msg(NSWAP2L_MSG_HELLO, 1, &hello, sizeof(hello)))
+	if (send_msg(NSWAP2L_MSG_HELLO, 1, &hello, sizeof(hello), &hello_h))
 		FAIL("sending HELLO: %s", strerror(errno));
 	r = recv_reply(NSWAP2L_MSG_HELLO, 1, sizeof(hr), &h);
 	if (r == 0)
@@ -329,23 +358,25 @@ int main(int argc, char **argv)
 		FAIL("server chose version %u", le32toh(hr.version));
 	if (!le32toh(hr.max_pages) || le32toh(hr.max_pages) > NSWAP2L_PROTO_MAX_PAGES)
 		FAIL("server max_pages %u", le32toh(hr.max_pages));
-	printf("version=%u max_pages=%u free_pages=%llu caps=0x%llx", le32toh(hr.version),
-	       le32toh(hr.max_pages), (unsigned long long)le64toh(h.free_pages),
+	printf("version=%u max_pages=%u caps=0x%llx", le32toh(hr.version), le32toh(hr.max_pages),
 	       (unsigned long long)le64toh(hr.capabilities));
 
 	if (klen) {
 		struct nswap2l_auth auth, sauth;
-		unsigned char want[32];
-		struct hmac m;
+		struct nswap2l_msg_header auth_h;
+		unsigned char transcript[32], want[32];
+		struct sha256 t;
 
-		hmac_init(&m, key, klen);
-		sha256_update(&m.inner, NSWAP2L_AUTH_CLIENT_LABEL, strlen(NSWAP2L_AUTH_CLIENT_LABEL));
-		sha256_update(&m.inner, hello.client_name, sizeof(hello.client_name));
-		sha256_update(&m.inner, hello.client_id, sizeof(hello.client_id));
-		sha256_update(&m.inner, hello.client_nonce, sizeof(hello.client_nonce));
-		sha256_update(&m.inner, hr.server_nonce, sizeof(hr.server_nonce));
-		hmac_final(&m, auth.mac);
-		if (send_msg(NSWAP2L_MSG_AUTH, 2, &auth, sizeof(auth)))
+		/* T: every byte of the HELLO exchange, as it went over the wire */
+		sha256_init(&t);
+		sha256_update(&t, &hello_h, sizeof(hello_h));
+		sha256_update(&t, &hello, sizeof(hello));
+		sha256_update(&t, &h, sizeof(h));
+		sha256_update(&t, &hr, sizeof(hr));
+		sha256_final(&t, transcript);
+		proof(key, klen, NSWAP2L_AUTH_CLIENT_LABEL, &hello, hello.client_nonce,
+		      hr.server_nonce, transcript, NULL, auth.mac);
+		if (send_msg(NSWAP2L_MSG_AUTH, 2, &auth, sizeof(auth), &auth_h))
 			FAIL("sending AUTH: %s", strerror(errno));
 		r = recv_reply(NSWAP2L_MSG_AUTH, 2, sizeof(sauth), &h);
 		if (r == 0 || (r > 0 && le32toh(h.status) == NSWAP2L_ERR_AUTH)) {
@@ -358,16 +389,13 @@ int main(int argc, char **argv)
 			FAIL("AUTH reply status %u", le32toh(h.status));
 		if (recv_all(&sauth, sizeof(sauth)) != 1)
 			FAIL("reading the AUTH reply payload");
-		hmac_init(&m, key, klen);
-		sha256_update(&m.inner, NSWAP2L_AUTH_SERVER_LABEL, strlen(NSWAP2L_AUTH_SERVER_LABEL));
-		sha256_update(&m.inner, hello.client_name, sizeof(hello.client_name));
-		sha256_update(&m.inner, hello.client_id, sizeof(hello.client_id));
-		sha256_update(&m.inner, hr.server_nonce, sizeof(hr.server_nonce));
-		sha256_update(&m.inner, hello.client_nonce, sizeof(hello.client_nonce));
-		hmac_final(&m, want);
+		proof(key, klen, NSWAP2L_AUTH_SERVER_LABEL, &hello, hr.server_nonce,
+		      hello.client_nonce, transcript, &h, want);
 		if (memcmp(want, sauth.mac, sizeof(want)))
-			FAIL("the server's AUTH MAC is wrong (different key?)");
-		printf(" auth=ok");
+			FAIL("the server's AUTH MAC is wrong (different key, or the handshake was changed)");
+		/* the proof covers this header: its free_pages and flag hold only now */
+		printf(" free_pages=%llu namespace=%s auth=ok", (unsigned long long)le64toh(h.free_pages),
+		       le16toh(h.flags) & NSWAP2L_FLAG_NAMESPACE_FOUND ? "found" : "new");
 	}
 	printf("\n");
 	close(fd);

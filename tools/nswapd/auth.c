@@ -140,58 +140,83 @@ bool auth_key_equal(const struct auth_key *a, const struct auth_key *b)
 	return a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
 }
 
-static void handshake_mac(const struct auth_key *key, const char *label,
-			  const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-			  const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
-			  const uint8_t first_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-			  const uint8_t second_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-			  uint8_t mac[NSWAP2L_PROTO_MAC_SIZE])
+void auth_handshake_from_hello(struct auth_handshake *hs, const struct nswap2l_hello *hello)
+{
+	memcpy(hs->client_name, hello->client_name, sizeof(hs->client_name));
+	memcpy(hs->client_id, hello->client_id, sizeof(hs->client_id));
+	memcpy(hs->client_nonce, hello->client_nonce, sizeof(hs->client_nonce));
+}
+
+void auth_handshake_transcript(struct auth_handshake *hs,
+			       const uint8_t hello_header[PROTO_HEADER_SIZE],
+			       const uint8_t hello[sizeof(struct nswap2l_hello)],
+			       const uint8_t reply_header[PROTO_HEADER_SIZE],
+			       const uint8_t reply[sizeof(struct nswap2l_hello_reply)])
+{
+	struct sha256 ctx;
+
+	_Static_assert(AUTH_TRANSCRIPT_SIZE == SHA256_DIGEST_SIZE, "T is a digest");
+	sha256_init(&ctx);
+	sha256_update(&ctx, hello_header, PROTO_HEADER_SIZE);
+	sha256_update(&ctx, hello, sizeof(struct nswap2l_hello));
+	sha256_update(&ctx, reply_header, PROTO_HEADER_SIZE);
+	sha256_update(&ctx, reply, sizeof(struct nswap2l_hello_reply));
+	sha256_final(&ctx, hs->transcript);
+}
+
+/*
+ * HMAC(K, label || client name || client id || first nonce || second nonce
+ * ...): the caller adds what else the MAC covers, then finishes it.
+ */
+static void handshake_mac_begin(struct hmac_sha256 *hmac, const struct auth_key *key,
+				const char *label, const struct auth_handshake *hs,
+				const uint8_t first_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+				const uint8_t second_nonce[NSWAP2L_PROTO_NONCE_SIZE])
+{
+	hmac_sha256_init(hmac, key->bytes, key->len);
+	hmac_sha256_update(hmac, label, strlen(label));
+	hmac_sha256_update(hmac, hs->client_name, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
+	hmac_sha256_update(hmac, hs->client_id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
+	hmac_sha256_update(hmac, first_nonce, NSWAP2L_PROTO_NONCE_SIZE);
+	hmac_sha256_update(hmac, second_nonce, NSWAP2L_PROTO_NONCE_SIZE);
+}
+
+void auth_client_mac(const struct auth_key *key, const struct auth_handshake *hs,
+		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE])
 {
 	struct hmac_sha256 hmac;
 
-	hmac_sha256_init(&hmac, key->bytes, key->len);
-	hmac_sha256_update(&hmac, label, strlen(label));
-	hmac_sha256_update(&hmac, client_name, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
-	hmac_sha256_update(&hmac, client_id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
-	hmac_sha256_update(&hmac, first_nonce, NSWAP2L_PROTO_NONCE_SIZE);
-	hmac_sha256_update(&hmac, second_nonce, NSWAP2L_PROTO_NONCE_SIZE);
+	handshake_mac_begin(&hmac, key, NSWAP2L_AUTH_CLIENT_LABEL, hs, hs->client_nonce,
+			    hs->server_nonce);
+	hmac_sha256_update(&hmac, hs->transcript, sizeof(hs->transcript));
 	hmac_sha256_final(&hmac, mac);
 }
 
-void auth_client_mac(const struct auth_key *key,
-		     const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-		     const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
-		     const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+void auth_server_mac(const struct auth_key *key, const struct auth_handshake *hs,
+		     const uint8_t auth_reply_header[PROTO_HEADER_SIZE],
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE])
 {
-	handshake_mac(key, NSWAP2L_AUTH_CLIENT_LABEL, client_name, client_id, client_nonce,
-		      server_nonce, mac);
+	struct hmac_sha256 hmac;
+
+	handshake_mac_begin(&hmac, key, NSWAP2L_AUTH_SERVER_LABEL, hs, hs->server_nonce,
+			    hs->client_nonce);
+	hmac_sha256_update(&hmac, hs->transcript, sizeof(hs->transcript));
+	hmac_sha256_update(&hmac, auth_reply_header, PROTO_HEADER_SIZE);
+	hmac_sha256_final(&hmac, mac);
 }
 
-void auth_server_mac(const struct auth_key *key,
-		     const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-		     const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
-		     const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE])
-{
-	handshake_mac(key, NSWAP2L_AUTH_SERVER_LABEL, client_name, client_id, server_nonce,
-		      client_nonce, mac);
-}
-
-void auth_session_keys(const struct auth_key *key,
-		       const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-		       const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
-		       const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-		       const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+void auth_session_keys(const struct auth_key *key, const struct auth_handshake *hs,
 		       struct auth_session *session)
 {
+	struct hmac_sha256 hmac;
+
 	_Static_assert(NSWAP2L_PROTO_SESSION_KEY_SIZE == SHA256_DIGEST_SIZE, "a key is a digest");
-	handshake_mac(key, NSWAP2L_SESSION_C2S_LABEL, client_name, client_id, client_nonce,
-		      server_nonce, session->c2s);
-	handshake_mac(key, NSWAP2L_SESSION_S2C_LABEL, client_name, client_id, client_nonce,
-		      server_nonce, session->s2c);
+	handshake_mac_begin(&hmac, key, NSWAP2L_SESSION_C2S_LABEL, hs, hs->client_nonce,
+			    hs->server_nonce);
+	hmac_sha256_final(&hmac, session->c2s);
+	handshake_mac_begin(&hmac, key, NSWAP2L_SESSION_S2C_LABEL, hs, hs->client_nonce,
+			    hs->server_nonce);
+	hmac_sha256_final(&hmac, session->s2c);
 }
 
 void auth_message_begin(struct auth_message *ctx,

@@ -51,17 +51,40 @@ const struct auth_key *auth_find_key(const struct auth_keyring *ring,
 				     const char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE]);
 bool auth_key_equal(const struct auth_key *a, const struct auth_key *b);
 
-void auth_client_mac(const struct auth_key *key,
-		     const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-		     const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
-		     const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+#define AUTH_TRANSCRIPT_SIZE 32
+
+/* What the proofs and the session keys of one handshake are bound to. */
+struct auth_handshake {
+	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* NUL-padded, as sent */
+	uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
+	uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+	uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+	/* T: SHA-256 of the HELLO and its reply, headers and payloads as sent */
+	uint8_t transcript[AUTH_TRANSCRIPT_SIZE];
+};
+
+/* Takes the client's fields (name, id, nonce) from its HELLO. */
+void auth_handshake_from_hello(struct auth_handshake *hs, const struct nswap2l_hello *hello);
+/*
+ * Sets hs->transcript from the HELLO message and its reply, each a header
+ * and a payload exactly as they went over the wire (every field of them is
+ * then bound into both proofs).
+ */
+void auth_handshake_transcript(struct auth_handshake *hs,
+			       const uint8_t hello_header[PROTO_HEADER_SIZE],
+			       const uint8_t hello[sizeof(struct nswap2l_hello)],
+			       const uint8_t reply_header[PROTO_HEADER_SIZE],
+			       const uint8_t reply[sizeof(struct nswap2l_hello_reply)]);
+
+/* The client's proof, sent in AUTH. */
+void auth_client_mac(const struct auth_key *key, const struct auth_handshake *hs,
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE]);
-void auth_server_mac(const struct auth_key *key,
-		     const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-		     const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
-		     const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-		     const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+/*
+ * The server's proof, the payload of its AUTH reply, over that reply's
+ * header as sent (flags and free_pages included).
+ */
+void auth_server_mac(const struct auth_key *key, const struct auth_handshake *hs,
+		     const uint8_t auth_reply_header[PROTO_HEADER_SIZE],
 		     uint8_t mac[NSWAP2L_PROTO_MAC_SIZE]);
 
 /* The session keys of both directions, once the handshake succeeded. */
@@ -70,11 +93,7 @@ struct auth_session {
 	uint8_t s2c[NSWAP2L_PROTO_SESSION_KEY_SIZE];
 };
 
-void auth_session_keys(const struct auth_key *key,
-		       const char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-		       const uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
-		       const uint8_t client_nonce[NSWAP2L_PROTO_NONCE_SIZE],
-		       const uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE],
+void auth_session_keys(const struct auth_key *key, const struct auth_handshake *hs,
 		       struct auth_session *session);
 
 /* The MAC of one message, while its header and payload go by. */

@@ -3,7 +3,15 @@
  * Requests are handled one at a time in arrival order and their replies
  * queued in that order, so a GET after a PUT of the same page on the same
  * connection sees the new data.  Anything malformed or out of place closes
- * the connection (after an INVALID reply when the header looked like ours).
+ * the connection (after an INVALID reply when the header looked like ours
+ * and, in a session, its MAC proved it the peer's).
+ *
+ * Buffers are held to the buffer budget: every byte of a connection's
+ * input buffer and output chunks is counted, for the server and for the
+ * connection's client, and a connection whose next message or reply does
+ * not fit is not read (nor its requests handled) until room comes back.
+ * Its first CONN_INPUT_HANDSHAKE bytes of input buffer, and the handshake's
+ * few replies, are its own: the small constant a connection costs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +21,93 @@
 #include "log.h"
 #include "server.h"
 
+/* Every change of a connection's buffers: its count, its client's and the server's. */
+static void charge(struct conn *conn, ptrdiff_t bytes)
+{
+	struct server *srv = conn->srv;
+
+	conn->buffer_bytes += (size_t)bytes;
+	srv->buffer_bytes += (size_t)bytes;
+	if (conn->ns)
+		conn->ns->account->buffer_bytes += (size_t)bytes;
+	if (bytes < 0 && srv->room_waiters)
+		srv->room_freed = true;
+}
+
+static void charge_output(struct outq *q, ptrdiff_t bytes)
+{
+	charge(container_of(q, struct conn, out), bytes);
+}
+
+/* Returns 0, or -1 when out of memory (the buffer is then as it was). */
+static int resize_input(struct conn *conn, size_t cap)
+{
+	uint8_t *resized = realloc(conn->in, cap);
+
+	if (!resized)
+		return -1;
+	charge(conn, (ptrdiff_t)cap - (ptrdiff_t)conn->in_cap);
+	conn->in = resized;
+	conn->in_cap = cap;
+	return 0;
+}
+
+/*
+ * Whether extra more bytes of buffers fit in the budget and in the share of
+ * the connection's client, each connection's handshake buffer aside.
+ */
+static bool room_for(const struct conn *conn, size_t extra)
+{
+	const struct server *srv = conn->srv;
+	const struct client_account *account = conn->ns ? conn->ns->account : NULL;
+
+	if (srv->buffer_bytes + extra >
+	    srv->cfg.buffer_budget + (size_t)srv->conn_count * CONN_INPUT_HANDSHAKE)
+		return false;
+	return !account || account->buffer_bytes + extra <=
+			   srv->client_buffer_budget + (size_t)account->connections * CONN_INPUT_HANDSHAKE;
+}
+
+/*
+ * Input buffers grow only while a largest reply would still fit: replies
+ * drain as peers read, input buffers only as replies can be queued.
+ */
+static bool room_for_input(const struct conn *conn, size_t growth)
+{
+	static const struct outq no_output;
+
+	return room_for(conn, growth + outq_append_cost(&no_output, PROTO_MAX_MESSAGE));
+}
+
+/* No room: not read, nor its requests handled, until buffers shrink somewhere. */
+static void wait_for_room(struct conn *conn)
+{
+	if (conn->waiting_for_room)
+		return;
+	conn->waiting_for_room = true;
+	conn->srv->room_waiters++;
+}
+
+static void stop_waiting(struct conn *conn)
+{
+	if (!conn->waiting_for_room)
+		return;
+	conn->waiting_for_room = false;
+	conn->srv->room_waiters--;
+}
+
 struct conn *conn_open(struct server *srv, const char *peer, uint32_t addr)
 {
 	struct conn *conn = calloc(1, sizeof(*conn));
 
 	if (!conn)
 		return NULL;
-	conn->in = malloc(CONN_INPUT_HANDSHAKE);
-	if (!conn->in) {
+	conn->srv = srv;
+	if (resize_input(conn, CONN_INPUT_HANDSHAKE)) {
 		free(conn);
 		return NULL;
 	}
-	conn->in_cap = CONN_INPUT_HANDSHAKE;
-	srv->buffer_bytes += conn->in_cap;
-	conn->out.usage = &srv->buffer_bytes;
-	conn->srv = srv;
+	conn->out.charge = charge_output;
 	snprintf(conn->peer, sizeof(conn->peer), "%s", peer);
 	conn->addr = addr;
 	conn->state = CONN_WAIT_HELLO;
@@ -42,15 +122,17 @@ void conn_close(struct conn *conn)
 {
 	struct server *srv = conn->srv;
 
+	stop_waiting(conn);
 	if (conn->evict_unanswered)
 		server_eviction_done(srv, conn, true);
+	/* while still bound: the client's account gives the buffers back too */
+	outq_clear(&conn->out);
+	charge(conn, -(ptrdiff_t)conn->in_cap);
+	free(conn->in);
 	if (conn->ns)
 		server_unbind_namespace(srv, conn->ns);
 	list_del(&conn->link);
 	srv->conn_count--;
-	outq_clear(&conn->out);
-	srv->buffer_bytes -= conn->in_cap;
-	free(conn->in);
 	free(conn);
 }
 
@@ -91,38 +173,63 @@ static void queue_end(struct conn *conn)
 		outq_clear(&conn->out);
 }
 
-static void queue_header(struct conn *conn, uint16_t type, uint16_t flags, uint32_t tag,
-			 uint32_t count, uint32_t length, uint32_t status, uint64_t free_pages)
+/* A whole message with length bytes of payload: header, payload and, in a session, MAC. */
+static size_t message_size(const struct conn *conn, uint32_t length)
 {
-	struct proto_header hdr = {
-		.magic = NSWAP2L_PROTO_MAGIC,
-		.type = type,
-		.flags = flags,
-		.tag = tag,
-		.count = count,
-		.length = length,
-		.status = status,
-		.free_pages = free_pages,
-	};
-	uint8_t buf[PROTO_HEADER_SIZE];
+	return PROTO_HEADER_SIZE + length + (conn->session ? PROTO_MSG_MAC_SIZE : 0);
+}
 
+/* Whether the budget has room to queue a message with length bytes of payload. */
+static bool room_to_send(const struct conn *conn, uint32_t length)
+{
+	return room_for(conn, outq_append_cost(&conn->out, message_size(conn, length)));
+}
+
+/*
+ * Starts a message with hdr, encoded into encoded as it goes out (what the
+ * handshake's proofs cover); in a session its MAC runs from here to
+ * queue_end().
+ */
+static void queue_header(struct conn *conn, const struct proto_header *hdr,
+			 uint8_t encoded[PROTO_HEADER_SIZE])
+{
 	queue_end(conn);
 	if (conn->session) {
 		auth_message_begin(&conn->tx_mac, conn->keys.s2c, conn->tx_seq++);
 		conn->tx_mac_open = true;
 	}
-	proto_encode_header(buf, &hdr);
-	queue(conn, buf, sizeof(buf));
+	proto_encode_header(encoded, hdr);
+	outq_expect(&conn->out, message_size(conn, hdr->length));
+	conn->told_free_pages = hdr->free_pages;
+	queue(conn, encoded, PROTO_HEADER_SIZE);
 }
 
-/* A reply to req with length bytes of payload to follow. */
+/* The header of a reply to req with length bytes of payload to follow. */
+static struct proto_header reply_header(struct conn *conn, const struct proto_header *req,
+					uint32_t status, uint32_t length)
+{
+	struct proto_header hdr = {
+		.magic = NSWAP2L_PROTO_MAGIC,
+		.type = req->type | NSWAP2L_MSG_REPLY,
+		.tag = req->tag,
+		.count = req->count,
+		.length = length,
+		.status = status,
+		.free_pages = server_client_free_pages(conn->srv, conn->ns),
+	};
+
+	if (status != NSWAP2L_OK && conn->ns)
+		conn->ns->stats.errors++;
+	return hdr;
+}
+
 static void queue_reply(struct conn *conn, const struct proto_header *req, uint32_t status,
 			uint32_t length)
 {
-	queue_header(conn, req->type | NSWAP2L_MSG_REPLY, 0, req->tag, req->count, length, status,
-		     server_client_free_pages(conn->srv, conn->ns));
-	if (status != NSWAP2L_OK && conn->ns)
-		conn->ns->stats.errors++;
+	struct proto_header hdr = reply_header(conn, req, status, length);
+	uint8_t encoded[PROTO_HEADER_SIZE];
+
+	queue_header(conn, &hdr, encoded);
 }
 
 /* Protocol violation: log, count, tell the peer if it speaks our protocol, close. */
@@ -146,7 +253,8 @@ static void handle_hello(struct conn *conn, const struct proto_request *req)
 		.max_pages = NSWAP2L_PROTO_MAX_PAGES,
 		.capabilities = NSWAP2L_CAP_EVICT,
 	};
-	uint8_t payload[sizeof(struct nswap2l_hello_reply)];
+	uint8_t header[PROTO_HEADER_SIZE], payload[sizeof(struct nswap2l_hello_reply)];
+	struct proto_header hdr;
 
 	if (hello->version_min > hello->version_max) {
 		conn_fail(conn, &req->hdr, "empty version range in HELLO");
@@ -159,26 +267,64 @@ static void handle_hello(struct conn *conn, const struct proto_request *req)
 		conn->state = CONN_CLOSING;
 		return;
 	}
-	conn->hello = *hello;
-	conn->srv->cfg.make_nonce(conn->server_nonce);
-	memcpy(reply.server_nonce, conn->server_nonce, sizeof(reply.server_nonce));
+	conn->capabilities = hello->capabilities;
+	auth_handshake_from_hello(&conn->handshake, hello);
+	conn->srv->cfg.make_nonce(conn->handshake.server_nonce);
+	memcpy(reply.server_nonce, conn->handshake.server_nonce, sizeof(reply.server_nonce));
 	proto_encode_hello_reply(payload, &reply);
-	queue_reply(conn, &req->hdr, NSWAP2L_OK, sizeof(payload));
+	hdr = reply_header(conn, &req->hdr, NSWAP2L_OK, sizeof(payload));
+	queue_header(conn, &hdr, header);
 	queue(conn, payload, sizeof(payload));
+	/* both proofs cover every byte of this exchange, as it went over the wire */
+	auth_handshake_transcript(&conn->handshake, req->header_bytes, req->payload, header,
+				  payload);
 	conn->state = CONN_WAIT_AUTH;
+}
+
+/* Binds the namespace the client proved; false (closing) when it may not have it. */
+static bool bind_namespace(struct conn *conn, bool *found)
+{
+	const struct server_config *cfg = &conn->srv->cfg;
+	const char *name = conn->handshake.client_name;
+	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
+
+	switch (server_bind_namespace(conn->srv, name, conn->handshake.client_id, &conn->ns,
+				      found)) {
+	case BIND_OK:
+		/* from now on its buffers are its client's too */
+		conn->ns->account->buffer_bytes += conn->buffer_bytes;
+		return true;
+	case BIND_NO_MEMORY:
+		log_error("peer %s: out of memory for a namespace, closing", conn->peer);
+		break;
+	case BIND_CLIENT_CONNECTIONS:
+		log_warn_peer("peer %s: client %s already has %u connections "
+			      "(--max-connections-per-client), closing", conn->peer, name,
+			      cfg->max_conns_per_client);
+		break;
+	case BIND_CLIENT_NAMESPACES:
+		proto_client_id_hex(conn->handshake.client_id, id_hex);
+		log_warn_peer("peer %s: client %s already has %u namespaces "
+			      "(--max-namespaces-per-client), no new one (%s), closing", conn->peer,
+			      name, cfg->max_namespaces_per_client, id_hex);
+		break;
+	}
+	conn->state = CONN_CLOSING;
+	return false;
 }
 
 static void handle_auth(struct conn *conn, const struct proto_request *req)
 {
 	const struct server_config *cfg = &conn->srv->cfg;
-	const char *name = conn->hello.client_name;
+	const char *name = conn->handshake.client_name;
 	static const struct auth_key no_key;
 	const struct auth_key *key = auth_find_key(&cfg->keys, name);
-	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE];
+	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE], header[PROTO_HEADER_SIZE];
 	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
+	struct proto_header hdr;
 	bool found;
 
-	proto_client_id_hex(conn->hello.client_id, id_hex);
+	proto_client_id_hex(conn->handshake.client_id, id_hex);
 	if (cfg->insecure) {
 		key = &no_key;
 	} else if (!key) {
@@ -189,8 +335,7 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 		conn->state = CONN_CLOSING;
 		return;
 	}
-	auth_client_mac(key, name, conn->hello.client_id, conn->hello.client_nonce,
-			conn->server_nonce, mac);
+	auth_client_mac(key, &conn->handshake, mac);
 	if (!cfg->insecure && !auth_mac_equal(mac, req->mac)) {
 		log_warn_peer("peer %s: authentication failed for client %s (namespace %s): wrong key, closing",
 			 conn->peer, name, id_hex);
@@ -199,25 +344,22 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 		conn->state = CONN_CLOSING;
 		return;
 	}
-	conn->ns = server_bind_namespace(conn->srv, name, conn->hello.client_id, &found);
-	if (!conn->ns) {
-		log_error("peer %s: out of memory for a namespace, closing", conn->peer);
-		conn->state = CONN_CLOSING;
+	if (!bind_namespace(conn, &found))
 		return;
-	}
-	auth_server_mac(key, name, conn->hello.client_id, conn->hello.client_nonce,
-			conn->server_nonce, mac);
-	/* The client must know whether the pages it stored here still are. */
-	queue_header(conn, req->hdr.type | NSWAP2L_MSG_REPLY,
-		     found ? NSWAP2L_FLAG_NAMESPACE_FOUND : 0, req->hdr.tag, req->hdr.count,
-		     sizeof(mac), NSWAP2L_OK, server_client_free_pages(conn->srv, conn->ns));
+	/*
+	 * The client must know whether the pages it stored here still are;
+	 * the proof covers this header, so its flags and free_pages are final.
+	 */
+	hdr = reply_header(conn, &req->hdr, NSWAP2L_OK, sizeof(mac));
+	hdr.flags = found ? NSWAP2L_FLAG_NAMESPACE_FOUND : 0;
+	queue_header(conn, &hdr, header);
+	auth_server_mac(key, &conn->handshake, header, mac);
 	queue(conn, mac, sizeof(mac));
-	auth_session_keys(key, name, conn->hello.client_id, conn->hello.client_nonce,
-			  conn->server_nonce, &conn->keys);
+	auth_session_keys(key, &conn->handshake, &conn->keys);
 	conn->session = true;
 	conn->state = CONN_READY;
-	log_info("peer %s: client %s (namespace %s) authenticated%s", conn->peer, name, id_hex,
-		 conn->hello.capabilities & NSWAP2L_CAP_EVICT ? ", takes EVICT" : "");
+	log_info_peer("peer %s: client %s (namespace %s) authenticated%s", conn->peer, name, id_hex,
+		      conn->capabilities & NSWAP2L_CAP_EVICT ? ", takes EVICT" : "");
 }
 
 static void handle_put(struct conn *conn, const struct proto_request *req)
@@ -227,7 +369,7 @@ static void handle_put(struct conn *conn, const struct proto_request *req)
 	enum store_status status;
 
 	status = store_put(&srv->pool, &conn->ns->pages, req->keys, req->seals, req->pages,
-			   req->hdr.count, server_client_free_pages(srv, conn->ns));
+			   req->hdr.count, server_client_room(srv, conn->ns));
 	server_pages_changed(conn->ns, used_before);
 	queue_reply(conn, &req->hdr, status == STORE_OK ? NSWAP2L_OK : NSWAP2L_ERR_NOSPC, 0);
 }
@@ -330,22 +472,20 @@ static void handle(struct conn *conn, const struct proto_request *req)
 }
 
 /*
- * A connection always gets one reply queued; more while its backlog is
- * under its share of the buffer budget and the budget is not spent, so
- * that peers who do not read cannot take more than the budget between
- * them (plus one reply each).
+ * A connection takes requests while its unsent output is under
+ * CONN_OUTPUT_HIGH and its share of the buffer budget (it always takes one
+ * when it has none), and is not waiting for room in the budget.
  */
 bool conn_wants_input(const struct conn *conn)
 {
 	const struct server *srv = conn->srv;
 	size_t share = srv->cfg.buffer_budget / srv->conn_count;
 
-	if (conn->state == CONN_CLOSING)
+	if (conn->state == CONN_CLOSING || conn->waiting_for_room)
 		return false;
 	if (!conn->out.bytes)
 		return true;
-	return conn->out.bytes < CONN_OUTPUT_HIGH && conn->out.bytes < share &&
-	       srv->buffer_bytes < srv->cfg.buffer_budget;
+	return conn->out.bytes < CONN_OUTPUT_HIGH && conn->out.bytes < share;
 }
 
 /* The MAC after msg[0..len), under this session's key and next sequence number. */
@@ -353,7 +493,7 @@ static bool message_mac_valid(struct conn *conn, const uint8_t *msg, size_t len)
 {
 	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
 
-	auth_message_mac(conn->keys.c2s, conn->rx_seq++, msg, len, mac);
+	auth_message_mac(conn->keys.c2s, conn->rx_seq, msg, len, mac);
 	/* --insecure-no-auth: any client MAC, as in the handshake */
 	return auth_message_mac_equal(mac, msg + len) || conn->srv->cfg.insecure;
 }
@@ -368,55 +508,175 @@ static void wait_for_rest(struct conn *conn, size_t need)
 		conn->message_started_ms = conn->srv->now_ms;
 }
 
-void conn_process(struct conn *conn)
+/* Before the session: the header is checked before the payload is read. */
+static enum proto_result next_handshake_message(struct conn *conn, struct proto_request *req,
+						size_t *used)
 {
-	while (conn_wants_input(conn)) {
-		const uint8_t *msg = conn->in + conn->in_start;
-		size_t avail = conn->in_len - conn->in_start;
-		size_t mac_size = conn->session ? PROTO_MSG_MAC_SIZE : 0;
-		struct proto_request req;
-		const char *why = NULL;
-		size_t used;
+	const uint8_t *msg = conn->in + conn->in_start;
+	size_t avail = conn->in_len - conn->in_start;
+	const char *why = NULL;
 
-		switch (proto_decode_request(msg, avail, &req, &used, &why)) {
-		case PROTO_NEED_MORE:
-			if (conn->state != CONN_READY && used > CONN_INPUT_HANDSHAKE) {
-				conn_fail(conn, &req.hdr, "message too long before authentication");
-				return;
-			}
-			wait_for_rest(conn, used ? used + mac_size : 0);
-			return;
-		case PROTO_INVALID:
-			conn_fail(conn, avail >= PROTO_HEADER_SIZE ? &req.hdr : NULL, why);
-			return;
-		case PROTO_COMPLETE:
-			if (avail < used + mac_size) {
-				wait_for_rest(conn, used + mac_size);
-				return;
-			}
-			if (conn->session && !message_mac_valid(conn, msg, used)) {
-				log_warn_peer("peer %s: message MAC wrong (injected, replayed or reordered), closing",
-					      conn->peer);
-				conn->srv->mac_failures++;
-				if (conn->ns)
-					conn->ns->stats.errors++;
-				conn->state = CONN_CLOSING;
-				return;
-			}
-			conn->in_start += used + mac_size;
-			conn->in_need = 0;
-			conn->message_started_ms = 0;
-			handle(conn, &req);
-			queue_end(conn);
-			break;
+	switch (proto_decode_request(msg, avail, req, used, &why)) {
+	case PROTO_NEED_MORE:
+		if (*used > CONN_INPUT_HANDSHAKE) {
+			conn_fail(conn, &req->hdr, "message too long before authentication");
+			return PROTO_INVALID;
 		}
+		wait_for_rest(conn, *used);
+		return PROTO_NEED_MORE;
+	case PROTO_INVALID:
+		conn_fail(conn, avail >= PROTO_HEADER_SIZE ? &req->hdr : NULL, why);
+		return PROTO_INVALID;
+	case PROTO_COMPLETE:
+		break;
+	}
+	return PROTO_COMPLETE;
+}
+
+/*
+ * In a session the MAC of a message is checked before anything else of it
+ * is looked at (but its length, which says where the MAC is), so that
+ * nothing injected on the path is acted on, or answered with fields of
+ * its own; a length no message may have closes at once, nothing read.
+ */
+static enum proto_result next_session_message(struct conn *conn, struct proto_request *req,
+					      size_t *used)
+{
+	const uint8_t *msg = conn->in + conn->in_start;
+	size_t avail = conn->in_len - conn->in_start, size;
+	const char *why = NULL;
+
+	switch (proto_frame(msg, avail, &size, &why)) {
+	case PROTO_NEED_MORE:
+		wait_for_rest(conn, size ? size + PROTO_MSG_MAC_SIZE : 0);
+		return PROTO_NEED_MORE;
+	case PROTO_INVALID:
+		conn_fail(conn, NULL, why);
+		return PROTO_INVALID;
+	case PROTO_COMPLETE:
+		break;
+	}
+	if (avail < size + PROTO_MSG_MAC_SIZE) {
+		wait_for_rest(conn, size + PROTO_MSG_MAC_SIZE);
+		return PROTO_NEED_MORE;
+	}
+	if (!conn->in_verified && !message_mac_valid(conn, msg, size)) {
+		log_warn_peer("peer %s: message MAC wrong (injected, replayed or reordered), closing",
+			      conn->peer);
+		conn->srv->mac_failures++;
+		conn->ns->stats.errors++;
+		conn->state = CONN_CLOSING;
+		return PROTO_INVALID;
+	}
+	/* checked once, also when the message then waits for room */
+	conn->in_verified = true;
+	if (proto_decode_request(msg, size, req, used, &why) != PROTO_COMPLETE) {
+		/* the peer's own header: the INVALID reply may echo it */
+		conn_fail(conn, &req->hdr, why);
+		return PROTO_INVALID;
+	}
+	*used += PROTO_MSG_MAC_SIZE;
+	return PROTO_COMPLETE;
+}
+
+/* The first message was handled: off the buffer, and its sequence number used. */
+static void consume_message(struct conn *conn, size_t used)
+{
+	conn->in_start += used;
+	conn->in_need = 0;
+	conn->in_verified = false;
+	conn->message_started_ms = 0;
+	if (conn->session)
+		conn->rx_seq++;
+}
+
+/* Bytes of the reply to a valid request (0: it has none). */
+static size_t reply_size(const struct conn *conn, const struct proto_header *req)
+{
+	switch (req->type) {
+	case NSWAP2L_MSG_GET:
+		return message_size(conn, req->count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE));
+	case NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY:
+		return 0;
+	default:
+		return message_size(conn, 0);
 	}
 }
 
-/* Authenticated: room for many small requests, or one large one. */
+static void compact_input(struct conn *conn)
+{
+	if (!conn->in_start)
+		return;
+	memmove(conn->in, conn->in + conn->in_start, conn->in_len - conn->in_start);
+	conn->in_len -= conn->in_start;
+	conn->in_start = 0;
+}
+
+/* Authenticated: room for many small requests, or the one large one coming. */
 static size_t wanted_input_cap(const struct conn *conn)
 {
-	return conn->in_need > CONN_INPUT_INITIAL ? PROTO_MAX_MESSAGE : CONN_INPUT_INITIAL;
+	if (conn->state != CONN_READY)
+		return CONN_INPUT_HANDSHAKE;
+	return conn->in_need > CONN_INPUT_BASE ? conn->in_need : CONN_INPUT_BASE;
+}
+
+/* After a large message: back to the size wanted, once what is buffered fits in it. */
+static void shrink_input(struct conn *conn)
+{
+	size_t wanted = wanted_input_cap(conn);
+
+	if (conn->in_cap <= wanted || conn->in_len - conn->in_start > wanted)
+		return;
+	compact_input(conn);
+	/* a failed shrink leaves the buffer as it was, which is fine */
+	resize_input(conn, wanted);
+}
+
+void conn_process(struct conn *conn)
+{
+	stop_waiting(conn);
+	while (conn_wants_input(conn)) {
+		struct proto_request req;
+		size_t used, reply;
+
+		if ((conn->session ? next_session_message(conn, &req, &used) :
+		     next_handshake_message(conn, &req, &used)) != PROTO_COMPLETE)
+			break;
+		/* the handshake's replies are part of what a connection costs */
+		reply = conn->session ? reply_size(conn, &req.hdr) : 0;
+		if (reply && !room_for(conn, outq_append_cost(&conn->out, reply))) {
+			wait_for_room(conn);
+			break;
+		}
+		consume_message(conn, used);
+		handle(conn, &req);
+		queue_end(conn);
+	}
+	shrink_input(conn);
+}
+
+/*
+ * Grows the input buffer to what the connection wants, as far as the
+ * budget allows; returns false when the message coming does not fit (the
+ * connection then waits for room) or on a failure (closing).
+ */
+static bool fit_input(struct conn *conn)
+{
+	size_t wanted = wanted_input_cap(conn);
+
+	if (conn->in_cap >= wanted)
+		return true;
+	if (room_for_input(conn, wanted - conn->in_cap)) {
+		if (!resize_input(conn, wanted))
+			return true;
+		log_error("peer %s: out of memory for a request, closing", conn->peer);
+		conn->state = CONN_CLOSING;
+		return false;
+	}
+	if (conn->in_need <= conn->in_cap)
+		return true;
+	wait_for_room(conn);
+	return false;
 }
 
 uint8_t *conn_read_space(struct conn *conn, size_t *room)
@@ -424,25 +684,9 @@ uint8_t *conn_read_space(struct conn *conn, size_t *room)
 	*room = 0;
 	if (!conn_wants_input(conn))
 		return NULL;
-	if (conn->in_start) {
-		memmove(conn->in, conn->in + conn->in_start, conn->in_len - conn->in_start);
-		conn->in_len -= conn->in_start;
-		conn->in_start = 0;
-	}
-	/* the header of the first message was checked: now it may need more room */
-	if (conn->state == CONN_READY && conn->in_cap < wanted_input_cap(conn)) {
-		size_t cap = wanted_input_cap(conn);
-		uint8_t *grown = realloc(conn->in, cap);
-
-		if (!grown) {
-			log_error("peer %s: out of memory for a request, closing", conn->peer);
-			conn->state = CONN_CLOSING;
-			return NULL;
-		}
-		conn->srv->buffer_bytes += cap - conn->in_cap;
-		conn->in = grown;
-		conn->in_cap = cap;
-	}
+	compact_input(conn);
+	if (!fit_input(conn))
+		return NULL;
 	*room = conn->in_cap - conn->in_len;
 	return conn->in + conn->in_len;
 }
@@ -456,14 +700,20 @@ void conn_received(struct conn *conn, size_t n)
 
 void conn_send_capacity(struct conn *conn, uint64_t free_pages)
 {
-	queue_header(conn, NSWAP2L_MSG_CAPACITY, 0, 0, 0, 0, NSWAP2L_OK, free_pages);
+	struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = NSWAP2L_MSG_CAPACITY,
+				    .free_pages = free_pages };
+	uint8_t encoded[PROTO_HEADER_SIZE];
+
+	if (!room_to_send(conn, 0))
+		return;
+	queue_header(conn, &hdr, encoded);
 	queue_end(conn);
 }
 
 uint64_t conn_ask_eviction(struct conn *conn, uint64_t want)
 {
 	struct server *srv = conn->srv;
-	uint8_t payload[NSWAP2L_PROTO_MAX_KEYS * PROTO_KEY_SIZE];
+	uint8_t payload[NSWAP2L_PROTO_MAX_KEYS * PROTO_KEY_SIZE], encoded[PROTO_HEADER_SIZE];
 	uint64_t keys[NSWAP2L_PROTO_MAX_KEYS], asked = 0;
 	uint32_t msg, first_tag = srv->next_evict_tag, i;
 
@@ -472,20 +722,25 @@ uint64_t conn_ask_eviction(struct conn *conn, uint64_t want)
 		first_tag = 1;
 	for (msg = 0; msg < EVICT_ROUND_MESSAGES && asked < want; msg++) {
 		uint64_t left = want - asked;
-		uint32_t n = store_pick_eviction(&conn->ns->pages, keys,
-						 left < NSWAP2L_PROTO_MAX_KEYS ? (uint32_t)left :
-						 NSWAP2L_PROTO_MAX_KEYS);
+		uint32_t most = left < NSWAP2L_PROTO_MAX_KEYS ? (uint32_t)left : NSWAP2L_PROTO_MAX_KEYS;
+		struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = NSWAP2L_MSG_EVICT,
+					    .tag = first_tag + msg,
+					    .free_pages = server_client_free_pages(srv, conn->ns) };
 
-		if (!n)
+		/* a round the budget has no room for asks less, or waits for the next */
+		if (!room_to_send(conn, most * PROTO_KEY_SIZE))
 			break;
-		for (i = 0; i < n; i++)
+		hdr.count = store_pick_eviction(&conn->ns->pages, keys, most);
+		if (!hdr.count)
+			break;
+		hdr.length = hdr.count * PROTO_KEY_SIZE;
+		for (i = 0; i < hdr.count; i++)
 			proto_put_key(payload, i, keys[i]);
-		queue_header(conn, NSWAP2L_MSG_EVICT, 0, first_tag + msg, n, n * PROTO_KEY_SIZE,
-			     NSWAP2L_OK, server_client_free_pages(conn->srv, conn->ns));
-		queue(conn, payload, n * PROTO_KEY_SIZE);
+		queue_header(conn, &hdr, encoded);
+		queue(conn, payload, hdr.length);
 		queue_end(conn);
 		conn->evict_unanswered |= 1ull << msg;
-		asked += n;
+		asked += hdr.count;
 	}
 	srv->next_evict_tag = first_tag + msg;
 	conn->evict_first_tag = first_tag;

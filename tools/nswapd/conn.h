@@ -17,17 +17,24 @@
 #include "proto.h"
 
 /*
- * Past this much unsent output, or its share of the buffer budget, stop
- * taking requests until it drains.
+ * Past this much unsent output, or its share of the buffer budget (the
+ * budget divided by the connections), stop taking requests until it drains.
  */
 #define CONN_OUTPUT_HIGH (4u << 20)
 /*
  * The input buffer before authentication: a HELLO or an AUTH message, so
- * that unauthenticated peers cost little.  Afterwards it grows to
- * CONN_INPUT_INITIAL, and to PROTO_MAX_MESSAGE for a large request.
+ * that unauthenticated peers cost little.  Afterwards it grows, while the
+ * buffer budget has room, to CONN_INPUT_BASE, and to the size of a larger
+ * message while one comes; it shrinks back once that is handled.
  */
 #define CONN_INPUT_HANDSHAKE 512
-#define CONN_INPUT_INITIAL (64 * 1024)
+#define CONN_INPUT_BASE (16 * 1024)
+/*
+ * The least --buffer-budget, and the least part of it one client may
+ * hold: the largest request and the largest reply at once, with their
+ * chunks' bookkeeping, so that a connection on its own always goes on.
+ */
+#define CONN_BUDGET_MIN (2 * PROTO_MAX_MESSAGE + 64 * 1024)
 
 struct server;
 struct namespace;
@@ -51,9 +58,13 @@ struct conn {
 	uint8_t *in;			/* received bytes, messages at in_start */
 	size_t in_start, in_len, in_cap;
 	size_t in_need;			/* size of the incomplete first message */
+	bool in_verified;		/* the first message's MAC checked */
 	struct outq out;
-	struct nswap2l_hello hello;
-	uint8_t server_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+	size_t buffer_bytes;		/* input buffer and output chunks */
+	bool waiting_for_room;		/* in the buffer budget, for input or a reply */
+	uint64_t told_free_pages;	/* in the last message queued */
+	uint64_t capabilities;		/* announced in HELLO */
+	struct auth_handshake handshake;	/* from HELLO on */
 	struct namespace *ns;		/* bound at AUTH */
 	/* after the AUTH reply: every message carries a MAC (nswap2l_proto.h) */
 	bool session;
@@ -74,17 +85,25 @@ void conn_close(struct conn *conn);
 
 /*
  * Where to put received bytes and how many fit; 0 when the connection
- * takes no input now (closing, out of memory, or output backlog).  Its
- * input buffer and output queue count in srv->buffer_bytes.
+ * takes no input now (closing, out of memory, output backlog, or no room
+ * in the buffer budget for the message that is coming).  Its input buffer
+ * and output queue count in srv->buffer_bytes and, once authenticated, in
+ * its client's account.
  */
 uint8_t *conn_read_space(struct conn *conn, size_t *room);
 /* n bytes were put at conn_read_space(): handle the complete messages. */
 void conn_received(struct conn *conn, size_t n);
-/* Handles buffered messages held back by the output backlog. */
+/*
+ * Handles buffered messages held back by the output backlog or the buffer
+ * budget, if they can go on now.
+ */
 void conn_process(struct conn *conn);
 bool conn_wants_input(const struct conn *conn);
 
-/* Server-initiated messages. */
+/*
+ * Server-initiated messages, queued only while the buffer budget has room
+ * for them (the client learns free_pages from the next reply otherwise).
+ */
 void conn_send_capacity(struct conn *conn, uint64_t free_pages);
 /* Asks for up to want pages back; returns the number of keys asked. */
 uint64_t conn_ask_eviction(struct conn *conn, uint64_t want);

@@ -89,17 +89,30 @@ static void drain_output(struct conn *conn)
 
 static void check_counts(const struct server *srv)
 {
-	const struct client_account *account;
-	const struct namespace *ns;
-	uint64_t pages = 0, accounted = 0;
+	const struct namespace *ns, *other;
+	uint64_t pages = 0;
 
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		pages += ns->pages.used;
 	FUZZ_ASSERT(pages == server_held_pages(srv));
-	/* the clients' counts, kept as pages come and go, agree */
-	for (account = srv->accounts; account; account = account->next)
-		accounted += account->pages;
-	FUZZ_ASSERT(accounted == pages);
+	/* each client's count, kept as pages come and go, is its namespaces' sum */
+	for (ns = srv->namespaces; ns; ns = ns->next) {
+		uint64_t of_client = 0;
+
+		for (other = srv->namespaces; other; other = other->next)
+			if (other->account == ns->account)
+				of_client += other->pages.used;
+		FUZZ_ASSERT(of_client == ns->account->pages);
+	}
+	/* and the buffers are the one connection's, and its client's once it has one */
+	if (list_empty(&srv->conns)) {
+		FUZZ_ASSERT(!srv->buffer_bytes);
+	} else {
+		const struct conn *conn = list_first_entry(&srv->conns, struct conn, link);
+
+		FUZZ_ASSERT(srv->buffer_bytes == conn->buffer_bytes);
+		FUZZ_ASSERT(!conn->ns || conn->ns->account->buffer_bytes == conn->buffer_bytes);
+	}
 }
 
 static void tick(struct server *srv, int64_t *avail_pages, int8_t step, uint64_t ms,
@@ -129,6 +142,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.grace_ms = FUZZ_GRACE_MS,
 		.max_connections = 1,
 		.max_unauth_per_address = 1,
+		.max_conns_per_client = 1,
+		.max_namespaces_per_client = 1,
 		.idle_timeout_ms = FUZZ_IDLE_TIMEOUT_MS,
 		.message_timeout_ms = FUZZ_MESSAGE_TIMEOUT_MS,
 		.buffer_budget = FUZZ_BUFFER_BUDGET,

@@ -80,29 +80,51 @@ static void header(struct seed *s, uint16_t type, uint32_t tag, uint32_t count, 
 	add(s, buf, sizeof(buf));
 }
 
+/*
+ * The fuzzed server's HELLO reply, as conn.c sends it to the HELLO of
+ * header(): the transcript, and so the client MAC, cover its bytes.
+ */
+static void expected_hello_reply(uint8_t header[PROTO_HEADER_SIZE],
+				 uint8_t payload[sizeof(struct nswap2l_hello_reply)])
+{
+	struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC,
+				    .type = NSWAP2L_MSG_HELLO | NSWAP2L_MSG_REPLY, .tag = 1,
+				    .length = sizeof(struct nswap2l_hello_reply) };
+	struct nswap2l_hello_reply reply = { .version = NSWAP2L_PROTO_VERSION,
+					     .max_pages = NSWAP2L_PROTO_MAX_PAGES,
+					     .capabilities = NSWAP2L_CAP_EVICT };
+
+	proto_encode_header(header, &hdr);
+	proto_encode_hello_reply(payload, &reply);
+}
+
 static void handshake(struct seed *s, bool keyed, uint64_t caps)
 {
 	struct nswap2l_hello hello = { .version_min = NSWAP2L_PROTO_VERSION,
 				       .version_max = NSWAP2L_PROTO_VERSION, .capabilities = caps,
 				       .client_name = "fuzz" };
-	uint8_t payload[sizeof(hello)], zero_nonce[NSWAP2L_PROTO_NONCE_SIZE] = { 0 };
-	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE] = { 0 };
+	uint8_t payload[sizeof(hello)], mac[NSWAP2L_PROTO_MAC_SIZE] = { 0 };
+	uint8_t reply_header[PROTO_HEADER_SIZE], reply[sizeof(struct nswap2l_hello_reply)];
 	struct auth_key key = { .len = sizeof(fuzz_key) };
+	struct auth_handshake hs = { 0 };	/* the fuzzed server's nonce is all zero */
+	size_t hello_start;
 
 	memcpy(key.bytes, fuzz_key, sizeof(fuzz_key));
 	memset(hello.client_id, 0xc1, sizeof(hello.client_id));
 	memset(hello.client_nonce, 0x5a, sizeof(hello.client_nonce));
 	proto_encode_hello(payload, &hello);
 	header(s, NSWAP2L_MSG_HELLO, 1, 0, sizeof(payload), 0);
+	hello_start = s->len - PROTO_HEADER_SIZE;
 	add(s, payload, sizeof(payload));
-	/* the fuzzed server's nonce is all zero */
+	auth_handshake_from_hello(&hs, &hello);
+	expected_hello_reply(reply_header, reply);
+	auth_handshake_transcript(&hs, s->data + hello_start, payload, reply_header, reply);
 	if (keyed)
-		auth_client_mac(&key, hello.client_name, hello.client_id, hello.client_nonce, zero_nonce, mac);
+		auth_client_mac(&key, &hs, mac);
 	header(s, NSWAP2L_MSG_AUTH, 2, 0, sizeof(mac), 0);
 	add(s, mac, sizeof(mac));
 	/* an unkeyed server takes any MAC; these are right for a keyed one */
-	auth_session_keys(&key, hello.client_name, hello.client_id, hello.client_nonce,
-			  zero_nonce, &s->keys);
+	auth_session_keys(&key, &hs, &s->keys);
 	s->session = true;
 	s->seq = 0;
 	s->msg_start = s->len;

@@ -37,7 +37,10 @@ static inline void list_del(struct list_head *node)
 	node->prev = node->next = NULL;
 }
 
-#define list_entry(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+/* The object of type that has ptr as its member. */
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+#define list_entry(ptr, type, member) container_of(ptr, type, member)
 
 #define list_first_entry(head, type, member) list_entry((head)->next, type, member)
 

@@ -12,10 +12,22 @@ static const int syslog_priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEB
 
 static enum log_level log_max_level = LOG_LEVEL_INFO;
 static bool log_to_syslog;
-static struct ratelimit peer_limit = {
-	.burst = LOG_PEER_BURST, .interval_ms = LOG_PEER_INTERVAL_MS,
+
+/* The lines of one level that peers cause: their bucket, and how many it dropped. */
+struct peer_lines {
+	enum log_level level;
+	struct ratelimit limit;
+	uint64_t suppressed;
 };
-static uint64_t peer_suppressed;
+
+static struct peer_lines peer_warnings = {
+	.level = LOG_LEVEL_WARN,
+	.limit = { .burst = LOG_PEER_BURST, .interval_ms = LOG_PEER_INTERVAL_MS },
+};
+static struct peer_lines peer_info = {
+	.level = LOG_LEVEL_INFO,
+	.limit = { .burst = LOG_PEER_BURST, .interval_ms = LOG_PEER_INTERVAL_MS },
+};
 static uint64_t (*clock_ms)(void) = monotonic_ms;
 
 void log_setup(enum log_level max_level, bool use_syslog)
@@ -89,34 +101,41 @@ bool ratelimit_take(struct ratelimit *rl, uint64_t now_ms)
 	return true;
 }
 
-static void log_peer_suppressed(void)
+static void log_peer_suppressed(struct peer_lines *lines)
 {
-	log_msg(LOG_LEVEL_WARN, "%llu log lines about peers suppressed",
-		(unsigned long long)peer_suppressed);
-	peer_suppressed = 0;
+	log_msg(lines->level, "%llu log lines about peers suppressed",
+		(unsigned long long)lines->suppressed);
+	lines->suppressed = 0;
 }
 
 void log_peer_msg(enum log_level level, const char *fmt, ...)
 {
+	struct peer_lines *lines = level == LOG_LEVEL_INFO ? &peer_info : &peer_warnings;
 	va_list ap;
 
 	if (!log_enabled(level))
 		return;
-	if (!ratelimit_take(&peer_limit, clock_ms())) {
-		peer_suppressed++;
+	if (!ratelimit_take(&lines->limit, clock_ms())) {
+		lines->suppressed++;
 		return;
 	}
-	if (peer_suppressed)
-		log_peer_suppressed();
+	if (lines->suppressed)
+		log_peer_suppressed(lines);
 	va_start(ap, fmt);
 	log_vmsg(level, fmt, ap);
 	va_end(ap);
 }
 
+static void flush_suppressed(struct peer_lines *lines)
+{
+	if (lines->suppressed && ratelimit_take(&lines->limit, clock_ms()))
+		log_peer_suppressed(lines);
+}
+
 void log_peer_flush(void)
 {
-	if (peer_suppressed && ratelimit_take(&peer_limit, clock_ms()))
-		log_peer_suppressed();
+	flush_suppressed(&peer_warnings);
+	flush_suppressed(&peer_info);
 }
 
 void log_set_clock(uint64_t (*now_ms)(void))

@@ -35,15 +35,19 @@ struct ratelimit {
 bool ratelimit_take(struct ratelimit *rl, uint64_t now_ms);
 
 /*
- * Warnings a peer can cause at will (a bad handshake or message, each
- * closing its connection) share one bucket, as printk_ratelimited() does
- * in the kernel: a burst of LOG_PEER_BURST lines, then one every
- * LOG_PEER_INTERVAL_MS.  The lines dropped are counted and said in one
- * line, before the next line let through or by log_peer_flush().
+ * Lines a peer can cause at will share one bucket per level, as
+ * printk_ratelimited() does in the kernel: a burst of LOG_PEER_BURST
+ * lines, then one every LOG_PEER_INTERVAL_MS.  Warnings (a bad handshake
+ * or message, a limit reached, a timeout) have one bucket, info lines (a
+ * client authenticated, a namespace made or freed) another, so that a key
+ * holder connecting in a loop cannot hide the warnings.  The lines dropped
+ * are counted and said in one line of their level, before the next line
+ * let through or by log_peer_flush().
  */
 #define LOG_PEER_BURST 10
 #define LOG_PEER_INTERVAL_MS 200
 
+/* level: LOG_LEVEL_WARN or LOG_LEVEL_INFO */
 void log_peer_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Says how many peer lines were dropped, if some were and a line may go out. */
 void log_peer_flush(void);
@@ -55,5 +59,6 @@ void log_set_clock(uint64_t (*now_ms)(void));
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
 #define log_warn_peer(...) log_peer_msg(LOG_LEVEL_WARN, __VA_ARGS__)
+#define log_info_peer(...) log_peer_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 
 #endif

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conn.h"
 #include "log.h"
 #include "net.h"
 #include "server.h"
@@ -34,12 +35,19 @@
 #define MAX_QUOTAS 1024
 /*
  * Limits under attack.  256 connections is far more than the clients of
- * one server and fits the usual 1024 descriptors; 8 handshakes in flight
- * per address lets a host reconnect all its devices at once; a kernel
- * client idle for 300 s has missed many heartbeats; 30 s to finish a
- * message is ages on a LAN; 64 MiB of buffers is 256 clients at 256 KiB.
+ * one server and fits the usual 1024 descriptors; one client gets a
+ * quarter of them (64: a connection per device and server), but at least
+ * 4, so that no client can shut the others out; 256 namespaces a client
+ * is a namespace per device and server with room for devices made again
+ * within the grace period; 8 handshakes in flight per address lets a host
+ * reconnect all its devices at once; a kernel client idle for 300 s has
+ * missed many heartbeats; 30 s to finish a message is ages on a LAN;
+ * 64 MiB of buffers is 256 clients at 256 KiB.
  */
 #define DEFAULT_MAX_CONNECTIONS 256
+#define CONNECTIONS_PER_CLIENT_DIVISOR 4
+#define MIN_DEFAULT_CONNECTIONS_PER_CLIENT 4
+#define DEFAULT_MAX_NAMESPACES_PER_CLIENT 256
 #define DEFAULT_MAX_UNAUTH_PER_ADDRESS 8
 #define DEFAULT_IDLE_TIMEOUT_S 300
 #define DEFAULT_MESSAGE_TIMEOUT_S 30
@@ -83,16 +91,28 @@ static const char usage_text[] =
 "  --max-unauth-per-address N\n"
 "                          at most N connections from one address still\n"
 "                          authenticating; the oldest goes first (default 8)\n"
+"  --max-connections-per-client N\n"
+"                          at most N authenticated connections of one client\n"
+"                          name (default a quarter of --max-connections, at\n"
+"                          least 4); one more is closed after its AUTH, so\n"
+"                          that one client cannot take every connection;\n"
+"                          it also sets the client's part of --buffer-budget\n"
+"  --max-namespaces-per-client N\n"
+"                          at most N namespaces of one client name, with or\n"
+"                          without a connection (default 256); a connection\n"
+"                          for one more is closed after its AUTH\n"
 "  --idle-timeout SECONDS  close an authenticated connection that sends\n"
 "                          nothing for this long (default 300; 0: never);\n"
 "                          clients send a heartbeat every timeout=/2\n"
 "  --message-timeout SECONDS\n"
 "                          close a connection that started a message and did\n"
 "                          not finish it in this long (default 30)\n"
-"  --buffer-budget SIZE    input buffers and unsent replies of all connections\n"
-"                          together (default 64M); past it, or past its share,\n"
-"                          a connection that does not read its replies is\n"
-"                          not read either\n"
+"  --buffer-budget SIZE    input buffers and unsent output of all connections\n"
+"                          together (default 64M, at least 581K); one client\n"
+"                          holds at most its part of the connections' part\n"
+"                          of it; a connection whose next request or reply\n"
+"                          does not fit is not read until room comes back,\n"
+"                          nor one whose unsent replies are over its share\n"
 "  --quota NAME=SIZE       client NAME holds at most SIZE of pages, in all its\n"
 "                          namespaces (repeat for more clients); its new\n"
 "                          pages past that get NOSPC and the client stores\n"
@@ -119,7 +139,7 @@ enum option_id {
 	OPT_GRACE, OPT_STATUS_SOCKET, OPT_FOREGROUND, OPT_LOG_LEVEL, OPT_PEER,
 	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_MAX_CONNECTIONS,
 	OPT_MAX_UNAUTH_PER_ADDRESS, OPT_IDLE_TIMEOUT, OPT_MESSAGE_TIMEOUT, OPT_BUFFER_BUDGET,
-	OPT_QUOTA, OPT_DEFAULT_QUOTA,
+	OPT_QUOTA, OPT_DEFAULT_QUOTA, OPT_MAX_CONNECTIONS_PER_CLIENT, OPT_MAX_NAMESPACES_PER_CLIENT,
 };
 
 static const struct option long_options[] = {
@@ -133,6 +153,8 @@ static const struct option long_options[] = {
 	{ "grace", required_argument, NULL, OPT_GRACE },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
 	{ "max-unauth-per-address", required_argument, NULL, OPT_MAX_UNAUTH_PER_ADDRESS },
+	{ "max-connections-per-client", required_argument, NULL, OPT_MAX_CONNECTIONS_PER_CLIENT },
+	{ "max-namespaces-per-client", required_argument, NULL, OPT_MAX_NAMESPACES_PER_CLIENT },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ "message-timeout", required_argument, NULL, OPT_MESSAGE_TIMEOUT },
 	{ "buffer-budget", required_argument, NULL, OPT_BUFFER_BUDGET },
@@ -154,6 +176,8 @@ struct options {
 	const char *listen, *port_file, *clients_dir, *key_file, *status_socket, *memavailable_file;
 	uint64_t max_bytes, reserve_bytes, grace_s;
 	uint64_t max_connections, max_unauth_per_address, idle_timeout_s, message_timeout_s;
+	uint64_t max_conns_per_client;		/* 0: the default, from the connections that fit */
+	uint64_t max_namespaces_per_client;
 	uint64_t buffer_budget;
 	struct client_quota quotas[MAX_QUOTAS];
 	size_t nr_quotas;
@@ -219,6 +243,7 @@ static void parse_options(int argc, char **argv, struct options *opts)
 	opts->grace_s = DEFAULT_GRACE_S;
 	opts->max_connections = DEFAULT_MAX_CONNECTIONS;
 	opts->max_unauth_per_address = DEFAULT_MAX_UNAUTH_PER_ADDRESS;
+	opts->max_namespaces_per_client = DEFAULT_MAX_NAMESPACES_PER_CLIENT;
 	opts->idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S;
 	opts->message_timeout_s = DEFAULT_MESSAGE_TIMEOUT_S;
 	opts->buffer_budget = DEFAULT_BUFFER_BUDGET;
@@ -262,6 +287,18 @@ static void parse_options(int argc, char **argv, struct options *opts)
 			    !opts->max_unauth_per_address)
 				usage_error("--max-unauth-per-address: not a number from 1: '%s'", optarg);
 			break;
+		case OPT_MAX_CONNECTIONS_PER_CLIENT:
+			if (parse_uint(optarg, 1000000, &opts->max_conns_per_client) ||
+			    !opts->max_conns_per_client)
+				usage_error("--max-connections-per-client: not a number from 1: '%s'",
+					    optarg);
+			break;
+		case OPT_MAX_NAMESPACES_PER_CLIENT:
+			if (parse_uint(optarg, 1000000, &opts->max_namespaces_per_client) ||
+			    !opts->max_namespaces_per_client)
+				usage_error("--max-namespaces-per-client: not a number from 1: '%s'",
+					    optarg);
+			break;
 		case OPT_IDLE_TIMEOUT:
 			if (parse_uint(optarg, 365 * 24 * 3600, &opts->idle_timeout_s))
 				usage_error("--idle-timeout: not a number of seconds: '%s'", optarg);
@@ -273,8 +310,9 @@ static void parse_options(int argc, char **argv, struct options *opts)
 			break;
 		case OPT_BUFFER_BUDGET:
 			opts->buffer_budget = size_option("buffer-budget", optarg);
-			if (opts->buffer_budget < PROTO_MAX_MESSAGE)
-				usage_error("--buffer-budget: %s is less than one message", optarg);
+			if (opts->buffer_budget < CONN_BUDGET_MIN)
+				usage_error("--buffer-budget: %s is less than %uK, the largest request "
+					    "and reply at once", optarg, (CONN_BUDGET_MIN + 1023) / 1024);
 			break;
 		case OPT_QUOTA:
 			add_quota(opts, optarg);
@@ -411,6 +449,16 @@ static unsigned int connections_that_fit(unsigned int wanted)
 	return files.rlim_cur > SPARE_FDS ? (unsigned int)(files.rlim_cur - SPARE_FDS) : 1;
 }
 
+/* A quarter of the connections, at least a few, at most all. */
+static unsigned int default_conns_per_client(unsigned int max_connections)
+{
+	unsigned int n = max_connections / CONNECTIONS_PER_CLIENT_DIVISOR;
+
+	if (n < MIN_DEFAULT_CONNECTIONS_PER_CLIENT)
+		n = MIN_DEFAULT_CONNECTIONS_PER_CLIENT;
+	return n < max_connections ? n : max_connections;
+}
+
 /* Written to a temporary name and renamed, so a reader never sees half of it. */
 static int write_port_file(const char *path, unsigned int port)
 {
@@ -499,6 +547,7 @@ int main(int argc, char **argv)
 	cfg.grace_ms = opts.grace_s * 1000;
 	random_bytes(&cfg.hash_key, sizeof(cfg.hash_key));
 	cfg.max_unauth_per_address = (unsigned int)opts.max_unauth_per_address;
+	cfg.max_namespaces_per_client = (unsigned int)opts.max_namespaces_per_client;
 	cfg.idle_timeout_ms = opts.idle_timeout_s * 1000;
 	cfg.message_timeout_ms = opts.message_timeout_s * 1000;
 	cfg.buffer_budget = opts.buffer_budget;
@@ -553,9 +602,13 @@ int main(int argc, char **argv)
 	if (cfg.max_connections < opts.max_connections)
 		log_warn("open files limited: at most %u connections, not %llu", cfg.max_connections,
 			 (unsigned long long)opts.max_connections);
-	log_info("limits: %u connections, %u authenticating per address, idle timeout %llu s, "
-		 "message timeout %llu s, buffers %s", cfg.max_connections,
-		 cfg.max_unauth_per_address, (unsigned long long)opts.idle_timeout_s,
+	cfg.max_conns_per_client = opts.max_conns_per_client ?
+				   (unsigned int)opts.max_conns_per_client :
+				   default_conns_per_client(cfg.max_connections);
+	log_info("limits: %u connections (%u a client), %u authenticating per address, "
+		 "%u namespaces a client, idle timeout %llu s, message timeout %llu s, buffers %s",
+		 cfg.max_connections, cfg.max_conns_per_client, cfg.max_unauth_per_address,
+		 cfg.max_namespaces_per_client, (unsigned long long)opts.idle_timeout_s,
 		 (unsigned long long)opts.message_timeout_s,
 		 format_bytes(cfg.buffer_budget, budget_text, sizeof(budget_text)));
 	if (opts.peer_count)

@@ -2,9 +2,12 @@
 /*
  * One thread, level-triggered epoll, non-blocking sockets.  A client
  * socket is polled for input only while its connection takes input (not
- * closing, output backlog under its share: conn_wants_input()) and for
- * output only while it has some queued, so one slow or hostile client
- * never holds up another.
+ * closing, output backlog under its share, room in the buffer budget:
+ * conn_wants_input()) and for output only while it has some queued, so
+ * one slow or hostile client never holds up another.  Connections that
+ * wait for room in the budget are looked at again as soon as buffers
+ * shrink.  The status socket serves at most STATUS_MAX_CLIENTS at once,
+ * each for at most STATUS_SEND_TIMEOUT_MS.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,6 +36,12 @@
 #define MAX_EVENTS 64
 #define READS_PER_EVENT 4	/* then let other sockets have a turn */
 #define SEND_IOVECS 16
+/*
+ * Status clients at once (descriptors: main.c keeps SPARE_FDS for them and
+ * the daemon's own), and the time each has to take its report.
+ */
+#define STATUS_MAX_CLIENTS 4
+#define STATUS_SEND_TIMEOUT_MS 5000
 
 enum endpoint_kind {
 	EP_LISTENER,
@@ -48,6 +57,7 @@ struct endpoint {
 	uint32_t events;		/* what epoll watches for */
 	struct conn *conn;		/* EP_CLIENT */
 	struct outq out;		/* EP_STATUS_CLIENT: the report */
+	uint64_t opened_ms;		/* EP_STATUS_CLIENT */
 	struct list_head link;		/* clients and status clients */
 };
 
@@ -60,6 +70,7 @@ struct loop {
 	struct list_head closed;	/* freed after the events fetched with them */
 	bool accept_paused;		/* until the next tick */
 	uint64_t accept_warned_ms;	/* when accept last failed with a warning */
+	unsigned int status_clients;
 	bool stop;
 };
 
@@ -151,6 +162,8 @@ static void endpoint_close(struct loop *loop, struct endpoint *ep)
 		conn_close(ep->conn);
 		ep->conn = NULL;
 	}
+	if (ep->kind == EP_STATUS_CLIENT)
+		loop->status_clients--;
 	outq_clear(&ep->out);
 	list_add(&ep->link, &loop->closed);
 }
@@ -266,6 +279,13 @@ static void pause_accepting(struct loop *loop)
 	}
 	loop->accept_paused = true;
 	watch(loop, &loop->listener, 0);
+	watch(loop, &loop->status_listener, 0);
+}
+
+/* Whether accept4() failed for want of descriptors or memory. */
+static bool out_of_resources(int error)
+{
+	return error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM;
 }
 
 static void accept_clients(struct loop *loop)
@@ -281,7 +301,7 @@ static void accept_clients(struct loop *loop)
 		fd = accept4(loop->listener.fd, (struct sockaddr *)&addr, &len,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			if (out_of_resources(errno))
 				pause_accepting(loop);
 			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 				 errno != ECONNABORTED)
@@ -330,8 +350,18 @@ static void accept_status_client(struct loop *loop)
 	int fd;
 
 	fd = accept4(loop->status_listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (out_of_resources(errno))
+			pause_accepting(loop);
 		return;
+	}
+	/* closed at once, so that clients that do not read cannot take every descriptor */
+	if (loop->status_clients >= STATUS_MAX_CLIENTS) {
+		log_warn_peer("status socket: %d clients taking their reports, refusing another",
+			      STATUS_MAX_CLIENTS);
+		close(fd);
+		return;
+	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
 		close(fd);
@@ -339,10 +369,27 @@ static void accept_status_client(struct loop *loop)
 	}
 	ep->kind = EP_STATUS_CLIENT;
 	ep->fd = fd;
+	ep->opened_ms = loop->srv->now_ms;
+	loop->status_clients++;
 	list_add(&ep->link, &loop->endpoints);
 	if (status_render(loop->srv, loop->listen_desc, &ep->out) ||
 	    !send_queued(fd, &ep->out) || !ep->out.bytes || watch_new(loop, ep, EPOLLOUT))
 		endpoint_close(loop, ep);
+}
+
+/* A status client that has not taken its report in time is not reading it. */
+static void close_slow_status_clients(struct loop *loop)
+{
+	struct endpoint *ep, *next;
+
+	list_for_each_entry_safe(ep, next, &loop->endpoints, link) {
+		if (ep->kind != EP_STATUS_CLIENT ||
+		    loop->srv->now_ms - ep->opened_ms < STATUS_SEND_TIMEOUT_MS)
+			continue;
+		log_warn_peer("status socket: a client did not take its report in %d s, closing",
+			      STATUS_SEND_TIMEOUT_MS / 1000);
+		endpoint_close(loop, ep);
+	}
 }
 
 /*
@@ -356,6 +403,18 @@ static void service_queued(struct loop *loop)
 
 	list_for_each_entry_safe(ep, next, &loop->endpoints, link) {
 		if (ep->kind == EP_CLIENT)
+			service_client(loop, ep, true);
+	}
+}
+
+/* Buffers shrank: the connections waiting for room in the budget try again. */
+static void service_waiting(struct loop *loop)
+{
+	struct endpoint *ep, *next;
+
+	loop->srv->room_freed = false;
+	list_for_each_entry_safe(ep, next, &loop->endpoints, link) {
+		if (ep->kind == EP_CLIENT && ep->conn->waiting_for_room)
 			service_client(loop, ep, true);
 	}
 }
@@ -413,9 +472,11 @@ static void tick(struct loop *loop)
 	memwatch_sample(&mem);
 	server_tick(loop->srv, &mem);
 	service_queued(loop);
+	close_slow_status_clients(loop);
 	if (loop->accept_paused) {
 		loop->accept_paused = false;
 		watch(loop, &loop->listener, EPOLLIN);
+		watch(loop, &loop->status_listener, EPOLLIN);
 	}
 }
 
@@ -476,6 +537,8 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 			if (loop.stop)
 				break;
 		}
+		if (srv->room_freed)
+			service_waiting(&loop);
 		free_closed(&loop);
 		if (srv->now_ms >= next_tick) {
 			tick(&loop);

@@ -134,6 +134,7 @@ static struct {
 /* A received message. */
 struct message {
 	struct proto_header hdr;
+	uint8_t header_bytes[PROTO_HEADER_SIZE];	/* as received */
 	uint8_t *payload;		/* NSWAP2L_PROTO_MAX_PAYLOAD bytes */
 };
 
@@ -291,18 +292,25 @@ static void send_end(struct client *cl)
 	send_bytes(cl, mac, sizeof(mac));
 }
 
-static void send_header(struct client *cl, uint16_t type, uint32_t tag, uint32_t count,
-			uint32_t length, uint32_t status)
+static void encode_header(uint8_t buf[PROTO_HEADER_SIZE], uint16_t type, uint32_t tag,
+			  uint32_t count, uint32_t length, uint32_t status)
 {
 	struct proto_header hdr = {
 		.magic = NSWAP2L_PROTO_MAGIC, .type = type, .tag = tag, .count = count,
 		.length = length, .status = status,
 	};
+
+	proto_encode_header(buf, &hdr);
+}
+
+static void send_header(struct client *cl, uint16_t type, uint32_t tag, uint32_t count,
+			uint32_t length, uint32_t status)
+{
 	uint8_t buf[PROTO_HEADER_SIZE];
 
 	if (cl->session)
 		auth_message_begin(&cl->tx_mac, cl->keys.c2s, cl->tx_seq++);
-	proto_encode_header(buf, &hdr);
+	encode_header(buf, type, tag, count, length, status);
 	send_all(cl, buf, sizeof(buf));
 }
 
@@ -324,12 +332,16 @@ static int recv_all(struct client *cl, uint8_t *buf, size_t len)
 	return 1;
 }
 
-/* Receives one message into cl->msg; ends the run when the stream ends. */
+/*
+ * Receives one message into cl->msg; ends the run when the stream ends.  In
+ * a session its MAC is checked, and its free_pages taken; before, nothing
+ * of it is trusted (the handshake's proofs cover it).
+ */
 static void recv_message(struct client *cl)
 {
-	uint8_t buf[PROTO_HEADER_SIZE], mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
+	uint8_t *buf = cl->msg.header_bytes, mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
 	struct proto_header *hdr = &cl->msg.hdr;
-	int r = recv_all(cl, buf, sizeof(buf));
+	int r = recv_all(cl, buf, PROTO_HEADER_SIZE);
 
 	if (r > 0) {
 		proto_decode_header(buf, hdr);
@@ -351,20 +363,20 @@ static void recv_message(struct client *cl)
 		struct auth_message ctx;
 
 		auth_message_begin(&ctx, cl->keys.s2c, cl->rx_seq++);
-		auth_message_update(&ctx, buf, sizeof(buf));
+		auth_message_update(&ctx, buf, PROTO_HEADER_SIZE);
 		auth_message_update(&ctx, cl->msg.payload, hdr->length);
 		auth_message_end(&ctx, want);
 		if (!auth_message_mac_equal(want, mac)) {
 			printf("the server's message MAC is wrong\n");
 			finish("badserver");
 		}
+		cl->last_free_pages = hdr->free_pages;
 	}
 	if (opt.verbose)
 		printf("recv %s%s tag=%u count=%u length=%u status=%s free_pages=%llu\n",
 	       proto_type_name(hdr->type), hdr->type & NSWAP2L_MSG_REPLY ? "-reply" : "", hdr->tag,
 	       hdr->count, hdr->length, proto_status_name(hdr->status),
 	       (unsigned long long)hdr->free_pages);
-	cl->last_free_pages = hdr->free_pages;
 }
 
 /*
@@ -449,7 +461,8 @@ static void handshake(struct client *cl)
 		.capabilities = opt.evict ? NSWAP2L_CAP_EVICT : 0,
 	};
 	struct nswap2l_hello_reply reply;
-	uint8_t payload[sizeof(hello)], mac[NSWAP2L_PROTO_MAC_SIZE];
+	struct auth_handshake hs;
+	uint8_t header[PROTO_HEADER_SIZE], payload[sizeof(hello)], mac[NSWAP2L_PROTO_MAC_SIZE];
 
 	if (opt.handshake == HANDSHAKE_NONE)
 		return;
@@ -459,7 +472,8 @@ static void handshake(struct client *cl)
 	    (ssize_t)sizeof(hello.client_nonce))
 		usage_error("getrandom failed");
 	proto_encode_hello(payload, &hello);
-	send_header(cl, NSWAP2L_MSG_HELLO, 0, 0, sizeof(payload), 0);
+	encode_header(header, NSWAP2L_MSG_HELLO, 0, 0, sizeof(payload), 0);
+	send_all(cl, header, sizeof(header));
 	send_all(cl, payload, sizeof(payload));
 	expect_reply(cl, NSWAP2L_MSG_HELLO);
 	if (cl->msg.hdr.status != NSWAP2L_OK)
@@ -467,21 +481,28 @@ static void handshake(struct client *cl)
 	if (cl->msg.hdr.length != sizeof(reply))
 		finish("badserver");
 	proto_decode_hello_reply(cl->msg.payload, &reply);
+	auth_handshake_from_hello(&hs, &hello);
+	memcpy(hs.server_nonce, reply.server_nonce, sizeof(hs.server_nonce));
+	auth_handshake_transcript(&hs, header, payload, cl->msg.header_bytes, cl->msg.payload);
 	if (opt.handshake == HANDSHAKE_HELLO)
 		return;
-	auth_client_mac(&opt.key, hello.client_name, hello.client_id, hello.client_nonce, reply.server_nonce, mac);
+	auth_client_mac(&opt.key, &hs, mac);
 	send_header(cl, NSWAP2L_MSG_AUTH, 0, 0, sizeof(mac), 0);
 	send_all(cl, mac, sizeof(mac));
 	expect_reply(cl, NSWAP2L_MSG_AUTH);
 	if (cl->msg.hdr.status != NSWAP2L_OK)
 		finish(proto_status_name(cl->msg.hdr.status));
-	auth_server_mac(&opt.key, hello.client_name, hello.client_id, hello.client_nonce, reply.server_nonce, mac);
+	auth_server_mac(&opt.key, &hs, cl->msg.header_bytes, mac);
 	if (cl->msg.hdr.length != sizeof(mac) || !auth_mac_equal(mac, cl->msg.payload)) {
 		printf("the server's key proof is wrong\n");
 		finish("badserver");
 	}
-	auth_session_keys(&opt.key, hello.client_name, hello.client_id, hello.client_nonce,
-			  reply.server_nonce, &cl->keys);
+	/* the proof covers the reply's header: its flag and free_pages hold only now */
+	cl->last_free_pages = cl->msg.hdr.free_pages;
+	printf("handshake: namespace %s, free_pages %llu\n",
+	       cl->msg.hdr.flags & NSWAP2L_FLAG_NAMESPACE_FOUND ? "found" : "new",
+	       (unsigned long long)cl->last_free_pages);
+	auth_session_keys(&opt.key, &hs, &cl->keys);
 	cl->session = true;
 }
 

@@ -4,37 +4,76 @@
 
 #include "outq.h"
 
-static struct outq_chunk *chunk_new(struct outq *q)
+static size_t chunk_memory(const struct outq_chunk *c)
 {
-	struct outq_chunk *c = malloc(sizeof(*c));
+	return sizeof(*c) + c->size;
+}
+
+/* The data size of a new chunk for len bytes still to come. */
+static size_t chunk_size_for(size_t len)
+{
+	if (len < OUTQ_MIN_CHUNK)
+		return OUTQ_MIN_CHUNK;
+	return len < OUTQ_CHUNK_SIZE ? len : OUTQ_CHUNK_SIZE;
+}
+
+static struct outq_chunk *chunk_new(struct outq *q, size_t size)
+{
+	struct outq_chunk *c = malloc(sizeof(*c) + size);
 
 	if (c) {
 		c->next = NULL;
 		c->start = 0;
 		c->end = 0;
-		if (q->usage)
-			*q->usage += sizeof(*c);
+		c->size = size;
+		if (q->charge)
+			q->charge(q, (ptrdiff_t)chunk_memory(c));
 	}
 	return c;
 }
 
 static void chunk_free(struct outq *q, struct outq_chunk *c)
 {
-	if (q->usage)
-		*q->usage -= sizeof(*c);
+	if (q->charge)
+		q->charge(q, -(ptrdiff_t)chunk_memory(c));
 	free(c);
+}
+
+static size_t tail_room(const struct outq *q)
+{
+	return q->tail ? q->tail->size - q->tail->end : 0;
+}
+
+void outq_expect(struct outq *q, size_t len)
+{
+	q->expected = len;
+}
+
+size_t outq_append_cost(const struct outq *q, size_t len)
+{
+	size_t room = tail_room(q), rest = len > room ? len - room : 0, cost = 0;
+
+	while (rest) {
+		size_t size = chunk_size_for(rest);
+
+		cost += sizeof(struct outq_chunk) + size;
+		rest -= size < rest ? size : rest;
+	}
+	return cost;
 }
 
 int outq_append(struct outq *q, const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	struct outq_chunk *new_chunks = NULL, **link = &new_chunks, *fill = q->tail;
-	size_t room = fill ? OUTQ_CHUNK_SIZE - fill->end : 0;
-	size_t in_tail = room < len ? room : len, rest = len - in_tail, n;
+	size_t in_tail = tail_room(q) < len ? tail_room(q) : len, rest = len - in_tail;
+	/* chunks for the rest of the whole message, when this is a piece of it */
+	size_t planned = q->expected > len ? q->expected - in_tail : rest, n, size;
 
 	/* allocate every chunk first, so that a failure leaves q untouched */
-	for (n = 0; n < rest; n += OUTQ_CHUNK_SIZE) {
-		*link = chunk_new(q);
+	for (n = 0; n < rest; n += size) {
+		size = chunk_size_for(planned - n);
+		*link = chunk_new(q, size);
 		if (!*link) {
 			while (new_chunks) {
 				struct outq_chunk *next = new_chunks->next;
@@ -55,7 +94,7 @@ int outq_append(struct outq *q, const void *data, size_t len)
 		struct outq_chunk *c;
 
 		for (c = new_chunks; c; c = c->next) {
-			c->end = rest < OUTQ_CHUNK_SIZE ? rest : OUTQ_CHUNK_SIZE;
+			c->end = rest < c->size ? rest : c->size;
 			memcpy(c->data, p, c->end);
 			p += c->end;
 			rest -= c->end;
@@ -67,6 +106,7 @@ int outq_append(struct outq *q, const void *data, size_t len)
 			q->head = new_chunks;
 	}
 	q->bytes += len;
+	q->expected = q->expected > len ? q->expected - len : 0;
 	return 0;
 }
 
@@ -76,8 +116,6 @@ int outq_iov(const struct outq *q, struct iovec *iov, int max)
 	int n = 0;
 
 	for (c = q->head; c && n < max; c = c->next) {
-		if (c->end == c->start)
-			continue;
 		iov[n].iov_base = (void *)(c->data + c->start);
 		iov[n].iov_len = c->end - c->start;
 		n++;
@@ -88,7 +126,7 @@ int outq_iov(const struct outq *q, struct iovec *iov, int max)
 void outq_consume(struct outq *q, size_t n)
 {
 	q->bytes -= n;
-	while (q->head) {
+	while (n) {
 		struct outq_chunk *c = q->head;
 		size_t in_chunk = c->end - c->start;
 
@@ -97,12 +135,9 @@ void outq_consume(struct outq *q, size_t n)
 			return;
 		}
 		n -= in_chunk;
-		/* keep the last chunk for the next append, emptied */
-		if (!c->next) {
-			c->start = c->end = 0;
-			return;
-		}
 		q->head = c->next;
+		if (!q->head)
+			q->tail = NULL;
 		chunk_free(q, c);
 	}
 }
@@ -117,4 +152,5 @@ void outq_clear(struct outq *q)
 	}
 	q->tail = NULL;
 	q->bytes = 0;
+	q->expected = 0;
 }

@@ -17,6 +17,7 @@ _Static_assert(sizeof(struct nswap2l_auth) == NSWAP2L_PROTO_MAC_SIZE, "auth is o
 _Static_assert(sizeof(struct nswap2l_seal) == NSWAP2L_PROTO_SEAL_SIZE, "a seal is 24 bytes on the wire");
 
 #define HDR_OFF(field) offsetof(struct nswap2l_msg_header, field)
+#define LENGTH_OVER_LIMIT "length over limit"
 
 void proto_decode_header(const uint8_t buf[PROTO_HEADER_SIZE], struct proto_header *hdr)
 {
@@ -96,7 +97,7 @@ const char *proto_check_request_header(const struct proto_header *hdr)
 	if (hdr->flags)
 		return "flags set";
 	if (hdr->length > NSWAP2L_PROTO_MAX_PAYLOAD)
-		return "length over limit";
+		return LENGTH_OVER_LIMIT;
 	if (hdr->type == (NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY)) {
 		if (hdr->status != NSWAP2L_OK && hdr->status != NSWAP2L_ERR_NOSPC)
 			return "bad status in evict reply";
@@ -104,6 +105,22 @@ const char *proto_check_request_header(const struct proto_header *hdr)
 		return "status set in request";
 	}
 	return check_count_and_length(hdr);
+}
+
+enum proto_result proto_frame(const uint8_t *buf, size_t len, size_t *size, const char **why)
+{
+	uint32_t length;
+
+	*size = 0;
+	if (len < PROTO_HEADER_SIZE)
+		return PROTO_NEED_MORE;
+	length = load_le32(buf + HDR_OFF(length));
+	if (length > NSWAP2L_PROTO_MAX_PAYLOAD) {
+		*why = LENGTH_OVER_LIMIT;
+		return PROTO_INVALID;
+	}
+	*size = PROTO_HEADER_SIZE + (size_t)length;
+	return len < *size ? PROTO_NEED_MORE : PROTO_COMPLETE;
 }
 
 uint64_t proto_key(const uint8_t *keys, uint32_t i)
@@ -184,6 +201,7 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
 	if (len < size)
 		return PROTO_NEED_MORE;
 
+	req->header_bytes = buf;
 	req->payload = buf + PROTO_HEADER_SIZE;
 	req->keys = NULL;
 	req->seals = NULL;

@@ -41,6 +41,7 @@ struct proto_header {
  */
 struct proto_request {
 	struct proto_header hdr;
+	const uint8_t *header_bytes;	/* as received: the handshake transcript needs them */
 	const uint8_t *payload;
 	const uint8_t *keys;
 	const uint8_t *seals;
@@ -74,6 +75,15 @@ const char *proto_check_request_header(const struct proto_header *hdr);
 enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
 				       struct proto_request *req, size_t *used,
 				       const char **why);
+
+/*
+ * Where the first message of buf[0..len) ends, from its length field
+ * alone: *size is its size, header and payload, once the header is here
+ * (0 before).  PROTO_COMPLETE when all of it is here, PROTO_INVALID (with
+ * *why) when the length is over the protocol's limit.  For a session, where
+ * the MAC after the message is checked before the rest of its header.
+ */
+enum proto_result proto_frame(const uint8_t *buf, size_t len, size_t *size, const char **why);
 
 uint64_t proto_key(const uint8_t *keys, uint32_t i);
 void proto_put_key(uint8_t *keys, uint32_t i, uint64_t key);

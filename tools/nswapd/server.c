@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "log.h"
 #include "server.h"
+#include "siphash.h"
 
 static uint64_t client_quota(const struct server *srv,
 			     const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
@@ -26,15 +27,48 @@ static uint64_t client_quota(const struct server *srv,
 	return srv->cfg.have_default_quota ? srv->cfg.default_quota_pages : NO_MAX_PAGES;
 }
 
+uint64_t server_client_room(const struct server *srv, const struct namespace *ns)
+{
+	uint64_t free_pages = server_free_pages(srv), quota = ns->account->quota_pages;
+	uint64_t held = ns->account->pages;
+
+	if (quota == NO_MAX_PAGES)
+		return free_pages;
+	return held >= quota ? 0 : (quota - held < free_pages ? quota - held : free_pages);
+}
+
+/*
+ * Rounds down to a multiple of the largest power of 2 not above limit / 64:
+ * the limit moves a little with what storing pages costs the machine (page
+ * tables, seals), also when other clients store them.
+ */
+static uint64_t coarse(uint64_t pages, uint64_t limit)
+{
+	uint64_t granule = 1;
+
+	while (granule <= limit / 128)
+		granule *= 2;
+	return pages / granule * granule;
+}
+
 uint64_t server_client_free_pages(const struct server *srv, const struct namespace *ns)
 {
-	uint64_t free_pages = server_free_pages(srv), quota, held;
+	const struct client_account *account;
+	uint64_t room;
 
-	if (!ns || ns->account->quota_pages == NO_MAX_PAGES)
-		return free_pages;
-	quota = ns->account->quota_pages;
-	held = ns->account->pages;
-	return held >= quota ? 0 : (quota - held < free_pages ? quota - held : free_pages);
+	if (!ns || srv->memory_unknown)
+		return 0;
+	account = ns->account;
+	room = srv->limit_pages > account->pages ?
+	       coarse(srv->limit_pages - account->pages, srv->limit_pages) : 0;
+	if (account->quota_pages != NO_MAX_PAGES) {
+		uint64_t quota_room = account->pages < account->quota_pages ?
+				      account->quota_pages - account->pages : 0;
+
+		if (quota_room < room)
+			room = quota_room;
+	}
+	return room;
 }
 
 void server_pages_changed(struct namespace *ns, size_t used_before)
@@ -43,41 +77,72 @@ void server_pages_changed(struct namespace *ns, size_t used_before)
 	ns->account->pages -= used_before;
 }
 
-static struct client_account *account_get(struct server *srv,
+static uint64_t account_hash(const struct server *srv,
+			     const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
+{
+	return siphash24(&srv->cfg.hash_key, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
+}
+
+static struct client_account *account_find(const struct server *srv,
+					   const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
+{
+	struct hash_node *node;
+
+	for (node = hash_table_first(&srv->account_index, account_hash(srv, client)); node;
+	     node = hash_table_next(node)) {
+		struct client_account *account = container_of(node, struct client_account, node);
+
+		if (!memcmp(account->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
+			return account;
+	}
+	return NULL;
+}
+
+static struct client_account *account_new(struct server *srv,
 					  const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
 {
-	struct client_account *account;
+	struct client_account *account = calloc(1, sizeof(*account));
 
-	for (account = srv->accounts; account; account = account->next)
-		if (!memcmp(account->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
-			break;
-	if (!account) {
-		account = calloc(1, sizeof(*account));
-		if (!account)
-			return NULL;
-		memcpy(account->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
-		account->quota_pages = client_quota(srv, client);
-		account->next = srv->accounts;
-		srv->accounts = account;
+	if (!account)
+		return NULL;
+	memcpy(account->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
+	account->quota_pages = client_quota(srv, client);
+	if (hash_table_add(&srv->account_index, &account->node, account_hash(srv, client))) {
+		free(account);
+		return NULL;
 	}
-	account->namespaces++;
 	return account;
+}
+
+static void account_put(struct server *srv, struct client_account *account)
+{
+	if (--account->namespaces)
+		return;
+	hash_table_del(&srv->account_index, &account->node);
+	free(account);
 }
 
 /* Frees @ns (unlinked by the caller) and its pages; its client's account goes with its last. */
 static void namespace_free(struct server *srv, struct namespace *ns)
 {
-	struct client_account *account = ns->account, **link;
-
-	account->pages -= ns->pages.used;
+	ns->account->pages -= ns->pages.used;
+	hash_table_del(&srv->namespace_index, &ns->node);
 	page_table_destroy(&ns->pages, &srv->pool);
+	account_put(srv, ns->account);
 	free(ns);
-	if (--account->namespaces)
-		return;
-	for (link = &srv->accounts; *link != account; link = &(*link)->next)
-		;
-	*link = account->next;
-	free(account);
+}
+
+/*
+ * One client may hold the part of the budget it may hold of the
+ * connections, and at least what one connection needs to go on.
+ */
+static size_t client_buffer_budget(const struct server_config *cfg)
+{
+	size_t share = cfg->buffer_budget / cfg->max_connections * cfg->max_conns_per_client;
+
+	if (share < CONN_BUDGET_MIN)
+		share = CONN_BUDGET_MIN;
+	return share < cfg->buffer_budget ? share : cfg->buffer_budget;
 }
 
 void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms)
@@ -85,6 +150,9 @@ void server_init(struct server *srv, const struct server_config *cfg, uint64_t n
 	memset(srv, 0, sizeof(*srv));
 	srv->cfg = *cfg;
 	page_pool_init(&srv->pool, cfg->lock_pages, &cfg->hash_key);
+	hash_table_init(&srv->namespace_index);
+	hash_table_init(&srv->account_index);
+	srv->client_buffer_budget = client_buffer_budget(cfg);
 	list_init(&srv->conns);
 	srv->started_ms = now_ms;
 	srv->now_ms = now_ms;
@@ -101,6 +169,8 @@ void server_destroy(struct server *srv)
 		srv->namespaces = ns->next;
 		namespace_free(srv, ns);
 	}
+	hash_table_destroy(&srv->namespace_index);
+	hash_table_destroy(&srv->account_index);
 	page_pool_destroy(&srv->pool);
 	auth_keyring_free(&srv->cfg.keys);
 }
@@ -182,7 +252,7 @@ static void expire_namespaces(struct server *srv)
 			link = &ns->next;
 			continue;
 		}
-		log_info("namespace %s: no connection for %llu s, freeing its %zu pages",
+		log_info_peer("namespace %s: no connection for %llu s, freeing its %zu pages",
 			 ns->id_hex, (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000,
 			 ns->pages.used);
 		*link = ns->next;
@@ -197,7 +267,7 @@ static struct conn *evict_connection(const struct server *srv, const struct name
 
 	list_for_each_entry(conn, &srv->conns, link)
 		if (conn->ns == ns && conn->state == CONN_READY &&
-		    (conn->hello.capabilities & NSWAP2L_CAP_EVICT))
+		    (conn->capabilities & NSWAP2L_CAP_EVICT))
 			return conn;
 	return NULL;
 }
@@ -265,22 +335,24 @@ void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left
 }
 
 /*
- * CAPACITY when free capacity changed by more than 1/8 since announced, or
- * went to or from zero.  Every reply carries it too; this is for clients
- * that are not sending anything.
+ * CAPACITY to a connection whose free_pages changed by more than 1/8 since
+ * it was last told (in any message), or went to or from zero.  Every reply
+ * carries it too; this is for clients that are not sending anything.
  */
 static void announce_capacity(struct server *srv)
 {
-	uint64_t free_pages = server_free_pages(srv), told = srv->announced_free;
-	uint64_t change = free_pages > told ? free_pages - told : told - free_pages;
 	struct conn *conn;
 
-	if (!change || (free_pages && told && change <= told / 8))
-		return;
-	list_for_each_entry(conn, &srv->conns, link)
-		if (conn->state == CONN_READY)
-			conn_send_capacity(conn, server_client_free_pages(srv, conn->ns));
-	srv->announced_free = free_pages;
+	list_for_each_entry(conn, &srv->conns, link) {
+		uint64_t free_pages, told = conn->told_free_pages, change;
+
+		if (conn->state != CONN_READY)
+			continue;
+		free_pages = server_client_free_pages(srv, conn->ns);
+		change = free_pages > told ? free_pages - told : told - free_pages;
+		if (change && (!free_pages || !told || change > told / 8))
+			conn_send_capacity(conn, free_pages);
+	}
 }
 
 /* Unauthenticated connections would otherwise hold file descriptors forever. */
@@ -308,7 +380,7 @@ static void close_idle(struct server *srv)
 		if (conn->state != CONN_READY ||
 		    srv->now_ms - conn->last_input_ms < srv->cfg.idle_timeout_ms)
 			continue;
-		log_warn("peer %s: nothing received for %llu s, closing", conn->peer,
+		log_warn_peer("peer %s: nothing received for %llu s, closing", conn->peer,
 			 (unsigned long long)(srv->now_ms - conn->last_input_ms) / 1000);
 		conn->state = CONN_CLOSING;
 	}
@@ -332,7 +404,7 @@ static void close_half_received(struct server *srv)
 		}
 		if (srv->now_ms - conn->message_started_ms < srv->cfg.message_timeout_ms)
 			continue;
-		log_warn("peer %s: message not complete after %llu s, closing", conn->peer,
+		log_warn_peer("peer %s: message not complete after %llu s, closing", conn->peer,
 			 (unsigned long long)(srv->now_ms - conn->message_started_ms) / 1000);
 		conn->state = CONN_CLOSING;
 	}
@@ -426,39 +498,94 @@ bool server_admit(struct server *srv, uint32_t addr, struct conn **victim)
 	return true;
 }
 
-struct namespace *server_bind_namespace(struct server *srv,
-					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE], bool *found)
+static uint64_t namespace_hash(const struct server *srv,
+			       const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+			       const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE])
 {
-	struct namespace *ns;
+	uint8_t key[NSWAP2L_PROTO_CLIENT_NAME_SIZE + NSWAP2L_PROTO_CLIENT_ID_SIZE];
 
-	for (ns = srv->namespaces; ns; ns = ns->next)
+	memcpy(key, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
+	memcpy(key + NSWAP2L_PROTO_CLIENT_NAME_SIZE, id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
+	return siphash24(&srv->cfg.hash_key, key, sizeof(key));
+}
+
+static struct namespace *namespace_find(const struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
+					uint64_t hash)
+{
+	struct hash_node *node;
+
+	for (node = hash_table_first(&srv->namespace_index, hash); node;
+	     node = hash_table_next(node)) {
+		struct namespace *ns = container_of(node, struct namespace, node);
+
 		if (!memcmp(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE) &&
 		    !memcmp(ns->account->client, client, NSWAP2L_PROTO_CLIENT_NAME_SIZE))
-			break;
-	*found = ns;
-	if (!ns) {
-		ns = calloc(1, sizeof(*ns));
-		if (!ns)
-			return NULL;
-		ns->account = account_get(srv, client);
-		if (!ns->account) {
-			free(ns);
-			return NULL;
-		}
-		memcpy(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
-		proto_client_id_hex(id, ns->id_hex);
-		page_table_init(&ns->pages);
-		ns->next = srv->namespaces;
-		srv->namespaces = ns;
-		log_info("namespace %s of client %s: new", ns->id_hex, ns->account->client);
+			return ns;
 	}
-	ns->connections++;
+	return NULL;
+}
+
+/* A new namespace of account (NULL: the client's first, account made too). */
+static struct namespace *namespace_new(struct server *srv, struct client_account *account,
+				       const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+				       const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
+				       uint64_t hash)
+{
+	struct namespace *ns = calloc(1, sizeof(*ns));
+
+	if (!ns)
+		return NULL;
+	ns->account = account ? account : account_new(srv, client);
+	if (!ns->account || hash_table_add(&srv->namespace_index, &ns->node, hash)) {
+		if (ns->account && !account)
+			account_put(srv, ns->account);
+		free(ns);
+		return NULL;
+	}
+	ns->account->namespaces++;
+	memcpy(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
+	proto_client_id_hex(id, ns->id_hex);
+	page_table_init(&ns->pages);
+	ns->next = srv->namespaces;
+	srv->namespaces = ns;
+	log_info_peer("namespace %s of client %s: new", ns->id_hex, ns->account->client);
 	return ns;
+}
+
+enum bind_result server_bind_namespace(struct server *srv,
+				       const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+				       const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
+				       struct namespace **nsp, bool *found)
+{
+	uint64_t hash = namespace_hash(srv, client, id);
+	struct client_account *account = account_find(srv, client);
+	struct namespace *ns = namespace_find(srv, client, id, hash);
+
+	*nsp = NULL;
+	*found = ns;
+	if (account && account->connections >= srv->cfg.max_conns_per_client) {
+		srv->client_conns_refused++;
+		return BIND_CLIENT_CONNECTIONS;
+	}
+	if (!ns && account && account->namespaces >= srv->cfg.max_namespaces_per_client) {
+		srv->client_namespaces_refused++;
+		return BIND_CLIENT_NAMESPACES;
+	}
+	if (!ns)
+		ns = namespace_new(srv, account, client, id, hash);
+	if (!ns)
+		return BIND_NO_MEMORY;
+	ns->connections++;
+	ns->account->connections++;
+	*nsp = ns;
+	return BIND_OK;
 }
 
 void server_unbind_namespace(struct server *srv, struct namespace *ns)
 {
+	ns->account->connections--;
 	if (!--ns->connections)
 		ns->unbound_since_ms = srv->now_ms;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "hashtab.h"
 #include "list.h"
 #include "memwatch.h"
 #include "store.h"
@@ -42,9 +43,11 @@ struct server_config {
 	struct siphash_key hash_key;	/* of the page tables; random but in tests */
 	unsigned int max_connections;
 	unsigned int max_unauth_per_address;	/* connections not yet authenticated */
+	unsigned int max_conns_per_client;	/* authenticated connections of one client name */
+	unsigned int max_namespaces_per_client;	/* namespaces of one client name */
 	uint64_t idle_timeout_ms;	/* authenticated and silent; 0: never */
 	uint64_t message_timeout_ms;	/* a message started and not finished */
-	size_t buffer_budget;		/* input buffers and queued replies, all connections */
+	size_t buffer_budget;		/* input buffers and unsent output, all connections */
 	/* --quota NAME=SIZE: pages a client may hold in all its namespaces */
 	struct client_quota *quotas;
 	size_t nr_quotas;
@@ -67,20 +70,23 @@ struct namespace_stats {
 };
 
 /*
- * A client name with namespaces here: the pages they hold together, kept
- * as they change, so that a reply's free_pages (within the quota) costs
- * nothing however many namespaces the server holds.
+ * A client name with namespaces here: what they and its connections hold
+ * together, kept as it changes, so that a reply's free_pages and the
+ * per-client limits cost nothing however many namespaces the server holds.
  */
 struct client_account {
-	struct client_account *next;
+	struct hash_node node;		/* in srv->account_index, by client */
 	char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE];
 	uint64_t quota_pages;		/* NO_MAX_PAGES: none */
 	uint64_t pages;			/* held in all its namespaces */
 	unsigned int namespaces;
+	unsigned int connections;	/* authenticated */
+	size_t buffer_bytes;		/* of those connections */
 };
 
 struct namespace {
-	struct namespace *next;
+	struct namespace *next;		/* in srv->namespaces */
+	struct hash_node node;		/* in srv->namespace_index, by (client, id) */
 	struct client_account *account;	/* of the client name that authenticated */
 	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
@@ -96,13 +102,13 @@ struct server {
 	struct server_config cfg;
 	struct page_pool pool;
 	struct namespace *namespaces;
-	struct client_account *accounts;
+	struct hash_table namespace_index;	/* struct namespace */
+	struct hash_table account_index;	/* struct client_account */
 	struct list_head conns;		/* struct conn */
 	unsigned int conn_count;
 	uint64_t started_ms, now_ms;
 	struct mem_sample mem;		/* last sample */
 	uint64_t limit_pages;		/* pages it may hold now */
-	uint64_t announced_free;	/* free_pages of the last CAPACITY */
 	uint64_t evict_pending;		/* keys asked in rounds still going */
 	bool over_limit;		/* holds more than its limit */
 	bool warned_no_evict;		/* said that no client takes EVICT */
@@ -112,8 +118,13 @@ struct server {
 	uint64_t protocol_errors, auth_failures;
 	uint64_t mac_failures;		/* messages whose session MAC was wrong */
 	size_t buffer_bytes;		/* of connections, held against cfg.buffer_budget */
+	size_t client_buffer_budget;	/* what of it the connections of one client may hold */
+	unsigned int room_waiters;	/* connections waiting for buffer room */
+	bool room_freed;		/* buffers shrank while some waited */
 	uint64_t conns_refused;		/* at a cap with every connection authenticated */
 	uint64_t conns_replaced;	/* unauthenticated, closed for a newer one */
+	uint64_t client_conns_refused;	/* at AUTH, at --max-connections-per-client */
+	uint64_t client_namespaces_refused;	/* at AUTH, at --max-namespaces-per-client */
 	uint64_t limits_logged_ms;	/* refusals are logged as a sum, this often */
 	uint64_t limits_logged_count;	/* refused + replaced when last logged */
 };
@@ -124,10 +135,16 @@ void server_destroy(struct server *srv);
 uint64_t server_held_pages(const struct server *srv);
 /* Pages the server can take now, from anyone. */
 uint64_t server_free_pages(const struct server *srv);
+/* Pages a PUT from the client of @ns may add now: the server's free pages, within its quota. */
+uint64_t server_client_room(const struct server *srv, const struct namespace *ns);
 /*
- * Pages the server can take now from the client of @ns, within its quota:
- * what goes in the free_pages field of messages to that client (@ns NULL:
- * not authenticated yet, no quota known).
+ * What goes in the free_pages field of messages to the client of @ns: its
+ * room computed over its own pages only, so that it does not move with
+ * other clients' activity (README.md, "free_pages"):
+ *   min(quota - its pages, coarse(limit - its pages))
+ * coarse() rounding down to a multiple of the largest power of 2 not above
+ * limit / 64; 0 while memory cannot be read, and for @ns NULL (not
+ * authenticated yet).
  */
 uint64_t server_client_free_pages(const struct server *srv, const struct namespace *ns);
 /* After a store_put or store_free on @ns: its client's count follows. */
@@ -157,13 +174,23 @@ void server_reload_clients(struct server *srv);
  */
 bool server_admit(struct server *srv, uint32_t addr, struct conn **victim);
 
+enum bind_result {
+	BIND_OK,
+	BIND_NO_MEMORY,
+	BIND_CLIENT_CONNECTIONS,	/* the client has --max-connections-per-client */
+	BIND_CLIENT_NAMESPACES,		/* a new one, and it has --max-namespaces-per-client */
+};
+
 /*
- * For conn.c: a connection authenticated as / left namespace (client, id);
- * *found says whether the namespace existed before.
+ * For conn.c: a connection authenticated as (client, id) binds that
+ * namespace in *ns, made when new (*found says whether it existed), unless
+ * the client is at one of its limits (counted in the status report);
+ * server_unbind_namespace() when it closes.
  */
-struct namespace *server_bind_namespace(struct server *srv,
-					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
-					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE], bool *found);
+enum bind_result server_bind_namespace(struct server *srv,
+				       const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+				       const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
+				       struct namespace **ns, bool *found);
 void server_unbind_namespace(struct server *srv, struct namespace *ns);
 /* For conn.c: conn answered every EVICT of its round, or closed. */
 void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left);

@@ -58,7 +58,9 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			"auth_failures=%llu mac_failures=%llu evict_pending=%llu locked=%s "
 			"memory_unknown=%d longest_probe=%zu max_connections=%u "
 			"connections_refused=%llu connections_replaced=%llu buffer_bytes=%zu "
-			"buffer_budget=%zu",
+			"buffer_budget=%zu client_buffer_budget=%zu max_connections_per_client=%u "
+			"client_connections_refused=%llu max_namespaces_per_client=%u "
+			"client_namespaces_refused=%llu",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -76,7 +78,11 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			srv->pool.longest_probe, srv->cfg.max_connections,
 			(unsigned long long)srv->conns_refused,
 			(unsigned long long)srv->conns_replaced, srv->buffer_bytes,
-			srv->cfg.buffer_budget))
+			srv->cfg.buffer_budget, srv->client_buffer_budget,
+			srv->cfg.max_conns_per_client,
+			(unsigned long long)srv->client_conns_refused,
+			srv->cfg.max_namespaces_per_client,
+			(unsigned long long)srv->client_namespaces_refused))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24], quota[24];
@@ -103,11 +109,13 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 	return render_line(out, "end");
 }
 
-/* One parsed record: its kind and up to 32 key=value pairs, pointing into the report. */
+#define RECORD_FIELDS 48
+
+/* One parsed record: its kind and up to RECORD_FIELDS key=value pairs, pointing into the report. */
 struct record {
 	const char *kind;
 	unsigned int count;
-	const char *keys[32], *values[32];
+	const char *keys[RECORD_FIELDS], *values[RECORD_FIELDS];
 };
 
 /* Splits one line (modified in place) into a record. */
@@ -117,7 +125,7 @@ static void parse_record(char *line, struct record *rec)
 
 	rec->kind = strtok_r(line, " ", &save);
 	rec->count = 0;
-	while ((word = strtok_r(NULL, " ", &save)) && rec->count < 32) {
+	while ((word = strtok_r(NULL, " ", &save)) && rec->count < RECORD_FIELDS) {
 		char *eq = strchr(word, '=');
 
 		if (!eq)
@@ -209,8 +217,13 @@ static void print_human_server(const struct record *rec)
 	printf("  connections:      %s of %s; refused %s, unauthenticated closed for newer %s\n",
 	       field(rec, "connections"), field(rec, "max_connections"),
 	       field(rec, "connections_refused"), field(rec, "connections_replaced"));
-	printf("  buffers:          %s of %s\n", bytes_or_none(rec, "buffer_bytes", a, sizeof(a)),
-	       bytes_or_none(rec, "buffer_budget", b, sizeof(b)));
+	printf("  per client:       %s connections (refused %s), %s namespaces (refused %s)\n",
+	       field(rec, "max_connections_per_client"), field(rec, "client_connections_refused"),
+	       field(rec, "max_namespaces_per_client"), field(rec, "client_namespaces_refused"));
+	printf("  buffers:          %s of %s, %s a client\n",
+	       bytes_or_none(rec, "buffer_bytes", a, sizeof(a)),
+	       bytes_or_none(rec, "buffer_budget", b, sizeof(b)),
+	       bytes_or_none(rec, "client_buffer_budget", c, sizeof(c)));
 	printf("  protocol errors:  %s\n", field(rec, "protocol_errors"));
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
 	printf("  MAC failures:     %s\n", field(rec, "mac_failures"));

@@ -355,38 +355,68 @@ static void test_siphash(void)
 
 static void test_auth(void)
 {
-	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 1 }, cn[NSWAP2L_PROTO_NONCE_SIZE] = { 2 };
-	uint8_t sn[NSWAP2L_PROTO_NONCE_SIZE] = { 3 }, a[32], b[32], c[32];
-	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "alice", other[sizeof(name)] = "alicf";
+	struct auth_handshake hs = { .client_name = "alice", .client_id = { 1 },
+				     .client_nonce = { 2 }, .server_nonce = { 3 } }, other;
+	uint8_t hello_header[PROTO_HEADER_SIZE] = { 4 }, hello[sizeof(struct nswap2l_hello)] = { 5 };
+	uint8_t reply_header[PROTO_HEADER_SIZE] = { 6 }, reply[sizeof(struct nswap2l_hello_reply)] = { 7 };
+	uint8_t auth_header[PROTO_HEADER_SIZE] = { 8 }, a[32], b[32], c[32];
 	struct auth_key key = { .len = 16 };
 	struct hmac_sha256 ctx;
+	struct sha256 digest;
 
 	memset(key.bytes, 7, 16);
-	auth_client_mac(&key, name, id, cn, sn, a);
-	auth_server_mac(&key, name, id, cn, sn, b);
+	/* T is SHA-256(HELLO header || HELLO || reply header || reply) */
+	auth_handshake_transcript(&hs, hello_header, hello, reply_header, reply);
+	sha256_init(&digest);
+	sha256_update(&digest, hello_header, sizeof(hello_header));
+	sha256_update(&digest, hello, sizeof(hello));
+	sha256_update(&digest, reply_header, sizeof(reply_header));
+	sha256_update(&digest, reply, sizeof(reply));
+	sha256_final(&digest, c);
+	CHECK(!memcmp(hs.transcript, c, sizeof(c)));
+
+	auth_client_mac(&key, &hs, a);
+	auth_server_mac(&key, &hs, auth_header, b);
 	CHECK(!auth_mac_equal(a, b));
+	/* known answers, from tests/lib/session_mac.py (client_proof, server_proof) */
+	CHECK(digest_is(a, sizeof(a), "00ad5cbe08df223d70588f5dbd85532429bfe9ce453ec7b6a50b62a53825344a"));
+	CHECK(digest_is(b, sizeof(b), "233c5443aced3a400a3ec47cf05bc70bcce41f2a9151411fdc0707573972aa63"));
 	/* the name is bound: another name with the same key proves nothing */
-	auth_client_mac(&key, other, id, cn, sn, c);
+	other = hs;
+	other.client_name[4] = 'f';
+	auth_client_mac(&key, &other, c);
 	CHECK(!auth_mac_equal(a, c));
-	/* the client MAC is HMAC(K, label || name || id || client nonce || server nonce) */
+	/* so is every byte of the HELLO exchange */
+	other = hs;
+	hello[sizeof(hello) - 1] ^= 1;
+	auth_handshake_transcript(&other, hello_header, hello, reply_header, reply);
+	auth_client_mac(&key, &other, c);
+	CHECK(!auth_mac_equal(a, c));
+	/* the client MAC is HMAC(K, label || name || id || client nonce || server nonce || T) */
 	hmac_sha256_init(&ctx, key.bytes, key.len);
 	hmac_sha256_update(&ctx, NSWAP2L_AUTH_CLIENT_LABEL, strlen(NSWAP2L_AUTH_CLIENT_LABEL));
-	hmac_sha256_update(&ctx, name, sizeof(name));
-	hmac_sha256_update(&ctx, id, sizeof(id));
-	hmac_sha256_update(&ctx, cn, sizeof(cn));
-	hmac_sha256_update(&ctx, sn, sizeof(sn));
+	hmac_sha256_update(&ctx, hs.client_name, sizeof(hs.client_name));
+	hmac_sha256_update(&ctx, hs.client_id, sizeof(hs.client_id));
+	hmac_sha256_update(&ctx, hs.client_nonce, sizeof(hs.client_nonce));
+	hmac_sha256_update(&ctx, hs.server_nonce, sizeof(hs.server_nonce));
+	hmac_sha256_update(&ctx, hs.transcript, sizeof(hs.transcript));
 	hmac_sha256_final(&ctx, c);
 	CHECK(auth_mac_equal(a, c));
-	/* the server MAC swaps the nonces */
+	/* the server MAC swaps the nonces and covers its AUTH reply's header */
 	hmac_sha256_init(&ctx, key.bytes, key.len);
 	hmac_sha256_update(&ctx, NSWAP2L_AUTH_SERVER_LABEL, strlen(NSWAP2L_AUTH_SERVER_LABEL));
-	hmac_sha256_update(&ctx, name, sizeof(name));
-	hmac_sha256_update(&ctx, id, sizeof(id));
-	hmac_sha256_update(&ctx, sn, sizeof(sn));
-	hmac_sha256_update(&ctx, cn, sizeof(cn));
+	hmac_sha256_update(&ctx, hs.client_name, sizeof(hs.client_name));
+	hmac_sha256_update(&ctx, hs.client_id, sizeof(hs.client_id));
+	hmac_sha256_update(&ctx, hs.server_nonce, sizeof(hs.server_nonce));
+	hmac_sha256_update(&ctx, hs.client_nonce, sizeof(hs.client_nonce));
+	hmac_sha256_update(&ctx, hs.transcript, sizeof(hs.transcript));
+	hmac_sha256_update(&ctx, auth_header, sizeof(auth_header));
 	hmac_sha256_final(&ctx, c);
 	CHECK(auth_mac_equal(b, c));
 	c[31] ^= 1;
+	CHECK(!auth_mac_equal(b, c));
+	auth_header[sizeof(auth_header) - 1] ^= 1;
+	auth_server_mac(&key, &hs, auth_header, c);
 	CHECK(!auth_mac_equal(b, c));
 }
 
@@ -787,13 +817,9 @@ static struct {
 	uint64_t tx_seq, rx_seq;
 } peer;
 
-static void peer_session(const struct auth_key *key, const char *name, const uint8_t *id,
-			 const uint8_t *nonce)
+static void peer_session(const struct auth_key *key, const struct auth_handshake *hs)
 {
-	char padded[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = { 0 };
-
-	memcpy(padded, name, strlen(name));
-	auth_session_keys(key, padded, id, nonce, nonce, &peer.keys);
+	auth_session_keys(key, hs, &peer.keys);
 	peer.on = true;
 	peer.tx_seq = peer.rx_seq = 0;
 }
@@ -816,6 +842,19 @@ static void take_bytes(struct conn *conn, uint8_t *buf, size_t len)
 	outq_consume(&conn->out, len);
 }
 
+/* Takes the first queued message off conn->out, header and payload as queued, into msg. */
+static struct proto_header take_message(struct conn *conn, uint8_t *msg)
+{
+	struct proto_header hdr = { 0 };
+
+	if (conn->out.bytes < PROTO_HEADER_SIZE)
+		return hdr;
+	take_bytes(conn, msg, PROTO_HEADER_SIZE);
+	proto_decode_header(msg, &hdr);
+	take_bytes(conn, msg + PROTO_HEADER_SIZE, hdr.length);
+	return hdr;
+}
+
 /*
  * Takes the first queued message off conn->out and checks its MAC in a
  * session; returns its header.
@@ -824,13 +863,10 @@ static struct proto_header take_any(struct conn *conn, uint8_t *payload)
 {
 	static uint8_t msg[PROTO_MAX_MESSAGE];
 	uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE], want[NSWAP2L_PROTO_MSG_MAC_SIZE];
-	struct proto_header hdr = { 0 };
+	struct proto_header hdr = take_message(conn, msg);
 
-	if (conn->out.bytes < PROTO_HEADER_SIZE)
+	if (!hdr.magic)
 		return hdr;
-	take_bytes(conn, msg, PROTO_HEADER_SIZE);
-	proto_decode_header(msg, &hdr);
-	take_bytes(conn, msg + PROTO_HEADER_SIZE, hdr.length);
 	if (payload)
 		memcpy(payload, msg + PROTO_HEADER_SIZE, hdr.length);
 	if (peer.on) {
@@ -851,8 +887,9 @@ static struct proto_header take(struct conn *conn, uint8_t *payload)
 	return hdr;
 }
 
-static void send_msg(struct conn *conn, uint16_t type, uint32_t tag, uint32_t count,
-		     const void *payload, uint32_t length, uint32_t status)
+/* Sends a message (with its MAC in a session); returns its bytes as sent. */
+static const uint8_t *send_msg(struct conn *conn, uint16_t type, uint32_t tag, uint32_t count,
+			       const void *payload, uint32_t length, uint32_t status)
 {
 	static uint8_t buf[PROTO_MAX_MESSAGE];
 	struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = type, .tag = tag,
@@ -868,41 +905,90 @@ static void send_msg(struct conn *conn, uint16_t type, uint32_t tag, uint32_t co
 		len += NSWAP2L_PROTO_MSG_MAC_SIZE;
 	}
 	feed(conn, buf, len);
+	return buf;
 }
 
-static void hello_as(struct conn *conn, const char *client, uint64_t caps, uint8_t id_byte)
+/* The HELLO of client "unit", namespace id (0, ..., 0, id_byte), nonce all zero. */
+static struct nswap2l_hello unit_hello(uint64_t caps, uint8_t id_byte)
 {
 	struct nswap2l_hello h = { .version_min = NSWAP2L_PROTO_VERSION,
-				   .version_max = NSWAP2L_PROTO_VERSION, .capabilities = caps };
-	uint8_t payload[sizeof(h)];
+				   .version_max = NSWAP2L_PROTO_VERSION, .capabilities = caps,
+				   .client_name = "unit" };
 
-	memcpy(h.client_name, client, strlen(client));
 	h.client_id[15] = id_byte;
-	proto_encode_hello(payload, &h);
-	send_msg(conn, NSWAP2L_MSG_HELLO, 1, 0, payload, sizeof(payload), 0);
+	return h;
 }
 
-static void hello(struct conn *conn, uint64_t caps, uint8_t id_byte)
+/* The bytes of the last HELLO and its reply, as they went each way. */
+static struct {
+	uint8_t hello[PROTO_HEADER_SIZE + sizeof(struct nswap2l_hello)];
+	uint8_t reply[PROTO_MAX_MESSAGE];
+} last_hello;
+
+static void transcript_of_last_hello(struct auth_handshake *hs)
 {
-	hello_as(conn, "unit", caps, id_byte);
+	auth_handshake_transcript(hs, last_hello.hello, last_hello.hello + PROTO_HEADER_SIZE,
+				  last_hello.reply, last_hello.reply + PROTO_HEADER_SIZE);
+}
+
+/*
+ * Sends HELLO h and takes the server's reply, as a client does: fills hs
+ * with the handshake so far (the transcript of the bytes both ways).
+ * Returns the reply's header.
+ */
+static struct proto_header hello_exchange(struct conn *conn, const struct nswap2l_hello *h,
+					  struct auth_handshake *hs)
+{
+	uint8_t payload[sizeof(*h)];
+	struct nswap2l_hello_reply decoded;
+	struct proto_header hdr;
+
+	proto_encode_hello(payload, h);
+	memcpy(last_hello.hello, send_msg(conn, NSWAP2L_MSG_HELLO, 1, 0, payload, sizeof(payload), 0),
+	       sizeof(last_hello.hello));
+	hdr = take_message(conn, last_hello.reply);
+	auth_handshake_from_hello(hs, h);
+	if (hdr.status == NSWAP2L_OK && hdr.length == sizeof(decoded)) {
+		proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &decoded);
+		memcpy(hs->server_nonce, decoded.server_nonce, sizeof(hs->server_nonce));
+		transcript_of_last_hello(hs);
+	}
+	return hdr;
+}
+
+/*
+ * Sends AUTH with the proof of key over hs; returns the reply's header and
+ * sets *server_proved whether the server's proof (over that header) holds.
+ */
+static struct proto_header auth_exchange(struct conn *conn, const struct auth_key *key,
+					 const struct auth_handshake *hs, bool *server_proved)
+{
+	static uint8_t reply[PROTO_MAX_MESSAGE];
+	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE];
+	struct proto_header hdr;
+
+	auth_client_mac(key, hs, mac);
+	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, mac, sizeof(mac), 0);
+	hdr = take_message(conn, reply);
+	auth_server_mac(key, hs, reply, mac);
+	*server_proved = hdr.status == NSWAP2L_OK && hdr.length == sizeof(mac) &&
+			 auth_mac_equal(mac, reply + PROTO_HEADER_SIZE);
+	return hdr;
 }
 
 /* A session for (unit, id_byte) up to READY, the test's keys set up. */
 static struct conn *ready_conn(struct server *srv, const struct auth_key *key, uint8_t id_byte)
 {
-	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 0 }, zero[NSWAP2L_PROTO_NONCE_SIZE] = { 0 };
-	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "unit";
-	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE];
+	struct nswap2l_hello h = unit_hello(0, id_byte);
 	struct conn *conn = conn_open(srv, "test:mac", 9);
+	struct auth_handshake hs;
+	bool proved;
 
 	peer.on = false;
-	id[15] = id_byte;
-	hello(conn, 0, id_byte);
-	take(conn, NULL);
-	auth_client_mac(key, name, id, zero, zero, mac);
-	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, mac, sizeof(mac), 0);
-	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->state == CONN_READY);
-	peer_session(key, name, id, zero);
+	hello_exchange(conn, &h, &hs);
+	CHECK(auth_exchange(conn, key, &hs, &proved).status == NSWAP2L_OK && proved &&
+	      conn->state == CONN_READY);
+	peer_session(key, &hs);
 	return conn;
 }
 
@@ -1011,22 +1097,86 @@ static void test_seals(struct server *srv, const struct auth_key *key)
 	peer.on = false;
 }
 
+/*
+ * Every byte of the handshake is bound into the proofs: a HELLO field or a
+ * HELLO reply field changed on the way (the client's transcript differs
+ * from the server's) fails the client's proof, and a changed AUTH reply
+ * header (its namespace flag, its free_pages) fails the server's.
+ */
+static void test_transcript_bound(struct server *srv, const struct auth_key *key)
+{
+	static uint8_t reply[PROTO_MAX_MESSAGE];
+	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE], tampered[PROTO_HEADER_SIZE];
+	struct nswap2l_hello sent = unit_hello(NSWAP2L_CAP_EVICT, 77), received = unit_hello(0, 77);
+	uint64_t failures = srv->auth_failures;
+	struct auth_handshake hs, client_view;
+	struct nswap2l_hello_reply decoded;
+	struct proto_header hdr;
+	struct conn *conn;
+	bool proved;
+
+	/* the server got other capabilities than the client sent */
+	conn = conn_open(srv, "test:mitm", 0);
+	CHECK(hello_exchange(conn, &received, &hs).status == NSWAP2L_OK);
+	client_view = hs;
+	proto_encode_hello(last_hello.hello + PROTO_HEADER_SIZE, &sent);
+	transcript_of_last_hello(&client_view);
+	CHECK(auth_exchange(conn, key, &client_view, &proved).status == NSWAP2L_ERR_AUTH);
+	CHECK(conn->state == CONN_CLOSING && srv->auth_failures == failures + 1);
+	conn_close(conn);
+
+	/* the client got another max_pages than the server sent */
+	conn = conn_open(srv, "test:mitm", 0);
+	CHECK(hello_exchange(conn, &sent, &hs).status == NSWAP2L_OK);
+	client_view = hs;
+	proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &decoded);
+	decoded.max_pages = 1;
+	proto_encode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &decoded);
+	transcript_of_last_hello(&client_view);
+	CHECK(auth_exchange(conn, key, &client_view, &proved).status == NSWAP2L_ERR_AUTH);
+	CHECK(srv->auth_failures == failures + 2);
+	conn_close(conn);
+
+	/* the AUTH reply's flags or free_pages changed: the server's proof fails */
+	conn = conn_open(srv, "test:mitm", 0);
+	hello_exchange(conn, &sent, &hs);
+	auth_client_mac(key, &hs, mac);
+	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, mac, sizeof(mac), 0);
+	hdr = take_message(conn, reply);
+	CHECK(hdr.status == NSWAP2L_OK && conn->state == CONN_READY);
+	auth_server_mac(key, &hs, reply, mac);
+	CHECK(auth_mac_equal(mac, reply + PROTO_HEADER_SIZE));
+	hdr.flags ^= NSWAP2L_FLAG_NAMESPACE_FOUND;
+	proto_encode_header(tampered, &hdr);
+	auth_server_mac(key, &hs, tampered, mac);
+	CHECK(!auth_mac_equal(mac, reply + PROTO_HEADER_SIZE));
+	hdr.flags ^= NSWAP2L_FLAG_NAMESPACE_FOUND;
+	hdr.free_pages++;
+	proto_encode_header(tampered, &hdr);
+	auth_server_mac(key, &hs, tampered, mac);
+	CHECK(!auth_mac_equal(mac, reply + PROTO_HEADER_SIZE));
+	conn_close(conn);
+}
+
 static void test_session(void)
 {
 	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
 	struct server_config cfg = {
 		.max_pages = 100, .reserve_bytes = 0, .grace_ms = 2000, .make_nonce = zero_nonce,
 		.keys = { .shared = true, .shared_key = { .len = 16 } },
-		.max_connections = 4, .max_unauth_per_address = 2,
-		.message_timeout_ms = 30000, .buffer_budget = 64u << 20,
+		.max_connections = 4, .max_unauth_per_address = 2, .max_conns_per_client = 4,
+		.max_namespaces_per_client = 100, .message_timeout_ms = 30000,
+		.buffer_budget = 64u << 20,
 	};
-	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "unit";
 	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
 				     .available = 1ull << 40 };
-	uint8_t id[16] = { 0 }, zero[32] = { 0 }, mac[32];
+	struct nswap2l_hello hello_msg;
+	struct auth_handshake hs;
+	uint8_t zero[32] = { 0 };
 	struct proto_header hdr;
 	struct server srv;
 	struct conn *conn;
+	bool proved;
 	uint64_t keys[64];
 	uint32_t i;
 
@@ -1037,19 +1187,21 @@ static void test_session(void)
 
 	/* wrong MAC: AUTH reply with status AUTH, then closing */
 	conn = conn_open(&srv, "test:1", 0);
-	hello(conn, 0, 1);
-	hdr = take(conn, payload);
-	CHECK(hdr.type == (NSWAP2L_MSG_HELLO | NSWAP2L_MSG_REPLY) && hdr.status == 0 && hdr.length == 48);
+	hello_msg = unit_hello(0, 1);
+	hdr = hello_exchange(conn, &hello_msg, &hs);
+	CHECK(hdr.type == (NSWAP2L_MSG_HELLO | NSWAP2L_MSG_REPLY) && hdr.status == 0 &&
+	      hdr.length == 48 && hdr.free_pages == 0);
 	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, zero, 32, 0);
 	hdr = take(conn, NULL);
 	CHECK(hdr.type == (NSWAP2L_MSG_AUTH | NSWAP2L_MSG_REPLY) && hdr.status == NSWAP2L_ERR_AUTH);
 	CHECK(conn->state == CONN_CLOSING && srv.auth_failures == 1);
 	conn_close(conn);
 
-	/* versions without overlap: 2 and 3 (pages without seals), newer ones */
+	/* versions without overlap: 2 to 4 (4: proofs without the transcript), newer ones */
 	for (i = 0; i < 2; i++) {
 		struct nswap2l_hello h = { .version_min = i ? NSWAP2L_PROTO_VERSION + 1 : 2,
-					   .version_max = i ? NSWAP2L_PROTO_VERSION + 2 : 3,
+					   .version_max = i ? NSWAP2L_PROTO_VERSION + 2 :
+						      NSWAP2L_PROTO_VERSION - 1,
 					   .client_name = "unit" };
 		uint8_t p[sizeof(h)];
 
@@ -1070,18 +1222,16 @@ static void test_session(void)
 	CHECK(hdr.status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
 	conn_close(conn);
 
+	test_transcript_bound(&srv, &cfg.keys.shared_key);
+
 	/* good session, takes EVICT */
 	conn = conn_open(&srv, "test:4", 0);
-	hello(conn, NSWAP2L_CAP_EVICT, 1);
-	take(conn, NULL);
-	id[15] = 1;
-	auth_client_mac(&cfg.keys.shared_key, name, id, zero, zero, mac);
-	send_msg(conn, NSWAP2L_MSG_AUTH, 2, 0, mac, 32, 0);
-	hdr = take(conn, payload);
-	auth_server_mac(&cfg.keys.shared_key, name, id, zero, zero, mac);
-	CHECK(hdr.status == 0 && hdr.length == 32 && !memcmp(payload, mac, 32));
-	CHECK(conn->state == CONN_READY && hdr.free_pages == 100);
-	peer_session(&cfg.keys.shared_key, name, id, zero);
+	hello_msg = unit_hello(NSWAP2L_CAP_EVICT, 1);
+	hello_exchange(conn, &hello_msg, &hs);
+	hdr = auth_exchange(conn, &cfg.keys.shared_key, &hs, &proved);
+	CHECK(hdr.status == 0 && hdr.length == 32 && proved);
+	CHECK(conn->state == CONN_READY && hdr.free_pages == 100 && !hdr.flags);
+	peer_session(&cfg.keys.shared_key, &hs);
 
 	/* PUT 64, then GET in the same batch of input sees them */
 	for (i = 0; i < 64; i++) {
@@ -1119,8 +1269,8 @@ static void test_session(void)
 	CHECK(srv.limit_pages == 24 && server_free_pages(&srv) == 0);
 	hdr = take(conn, payload);
 	CHECK(hdr.type == NSWAP2L_MSG_EVICT && hdr.count == 40 && hdr.tag != 0);
-	/* free_pages went from 36 to 0: announced */
-	CHECK(take_any(conn, NULL).type == NSWAP2L_MSG_CAPACITY);
+	/* free_pages went from 36 to 0: the EVICT told it, no CAPACITY needed */
+	CHECK(hdr.free_pages == 0 && !conn->out.bytes);
 	/* evicted pages stay readable; new pages are refused, overwrites are not */
 	send_msg(conn, NSWAP2L_MSG_GET, 14, 40, payload, 40 * 8, 0);
 	CHECK(take(conn, NULL).status == 0);
@@ -1173,6 +1323,89 @@ static void test_session(void)
 	srv.now_ms += 1500;
 	server_tick(&srv, &plenty);
 	CHECK(!srv.namespaces && server_held_pages(&srv) == 0);
+	server_destroy(&srv);
+}
+
+/* What the buffers of conn hold, counted where the budget looks. */
+static bool buffers_counted(const struct server *srv, const struct conn *conn)
+{
+	return srv->buffer_bytes == conn->buffer_bytes &&
+	       conn->ns->account->buffer_bytes == conn->buffer_bytes &&
+	       conn->buffer_bytes >= conn->in_cap;
+}
+
+/*
+ * The buffer budget is a cap: a request whose reply does not fit, or a
+ * message that needs a larger input buffer than fits, waits (nothing is
+ * dropped) until room comes back; input buffers shrink after a large
+ * message; every buffer byte is counted for the server and the client.
+ */
+static void test_buffer_budget(void)
+{
+	static uint8_t put[NSWAP2L_PROTO_MAX_PAGES * PUT_ITEM_SIZE];
+	struct server_config cfg = {
+		.max_pages = 1000, .make_nonce = zero_nonce,
+		.keys = { .shared = true, .shared_key = { .len = 16 } },
+		.max_connections = 4, .max_unauth_per_address = 4, .max_conns_per_client = 4,
+		.max_namespaces_per_client = 4, .message_timeout_ms = 30000,
+		.buffer_budget = CONN_BUDGET_MIN,
+	};
+	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
+				     .available = 1ull << 40 };
+	size_t others = cfg.buffer_budget;
+	struct server srv;
+	struct conn *conn;
+	uint32_t i;
+
+	server_init(&srv, &cfg, 1000);
+	server_tick(&srv, &plenty);
+	conn = ready_conn(&srv, &cfg.keys.shared_key, 1);
+	CHECK(buffers_counted(&srv, conn));
+	for (i = 0; i < NSWAP2L_PROTO_MAX_PAGES; i++)
+		proto_put_key(put, i, i);
+
+	/* a whole PUT: the buffer grows for it, and shrinks back once it is handled */
+	send_msg(conn, NSWAP2L_MSG_PUT, 1, NSWAP2L_PROTO_MAX_PAGES, put, sizeof(put), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->in_cap == CONN_INPUT_BASE);
+	CHECK(buffers_counted(&srv, conn) && !conn->out.bytes);
+
+	/* no room for a GET's reply: it waits, unanswered, and goes on when room comes back */
+	srv.buffer_bytes += others;
+	send_msg(conn, NSWAP2L_MSG_GET, 2, NSWAP2L_PROTO_MAX_PAGES, put,
+		 NSWAP2L_PROTO_MAX_PAGES * PROTO_KEY_SIZE, 0);
+	CHECK(conn->waiting_for_room && !conn->out.bytes && !conn_wants_input(conn) &&
+	      srv.room_waiters == 1);
+	srv.buffer_bytes -= others;
+	conn_process(conn);
+	CHECK(!conn->waiting_for_room && srv.room_waiters == 0);
+	CHECK(conn->buffer_bytes >= conn->in_cap + conn->out.bytes && buffers_counted(&srv, conn));
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && buffers_counted(&srv, conn));
+	CHECK(conn->buffer_bytes == conn->in_cap);
+
+	/* no room for a PUT's input: its header is read, the rest waits */
+	srv.buffer_bytes += others;
+	{
+		static uint8_t msg[PROTO_MAX_MESSAGE];
+		struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = NSWAP2L_MSG_PUT,
+					    .tag = 3, .count = NSWAP2L_PROTO_MAX_PAGES,
+					    .length = sizeof(put) };
+		size_t room, len = PROTO_HEADER_SIZE + sizeof(put);
+
+		proto_encode_header(msg, &hdr);
+		memcpy(msg + PROTO_HEADER_SIZE, put, sizeof(put));
+		auth_message_mac(peer.keys.c2s, peer.tx_seq++, msg, len, msg + len);
+		feed(conn, msg, PROTO_HEADER_SIZE);
+		CHECK(!conn_read_space(conn, &room) && !room && conn->waiting_for_room);
+		CHECK(conn->in_cap < conn->in_need);
+		srv.buffer_bytes -= others;
+		conn_process(conn);
+		feed(conn, msg + PROTO_HEADER_SIZE, len + PROTO_MSG_MAC_SIZE - PROTO_HEADER_SIZE);
+	}
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->in_cap == CONN_INPUT_BASE);
+	CHECK(buffers_counted(&srv, conn));
+	conn_close(conn);
+	peer.on = false;
+	CHECK(srv.buffer_bytes == 0 && srv.room_waiters == 0);
 	server_destroy(&srv);
 }
 
@@ -1254,8 +1487,9 @@ static void test_limits(void)
 {
 	struct server_config cfg = {
 		.max_pages = 100, .make_nonce = zero_nonce, .keys = { .shared = true, .shared_key = { .len = 16 } },
-		.max_connections = 4, .max_unauth_per_address = 2, .idle_timeout_ms = 5000,
-		.message_timeout_ms = 3000, .buffer_budget = 1u << 20,
+		.max_connections = 4, .max_unauth_per_address = 2, .max_conns_per_client = 4,
+		.max_namespaces_per_client = 4, .idle_timeout_ms = 5000,
+		.message_timeout_ms = 3000, .buffer_budget = CONN_BUDGET_MIN,
 	};
 	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
 				     .available = 1ull << 40 };
@@ -1301,13 +1535,13 @@ static void test_limits(void)
 	server_tick(&srv, &plenty);
 	CHECK(c->state == CONN_CLOSING);
 
-	/* one reply is always taken; beyond that the budget decides */
+	/* a backlog over the connection's share of the budget holds it back */
 	CHECK(outq_append(&b->out, header, sizeof(header)) == 0);
 	b->state = CONN_READY;
 	CHECK(conn_wants_input(b));
-	srv.buffer_bytes += cfg.buffer_budget;
+	while (b->out.bytes < cfg.buffer_budget / srv.conn_count)
+		CHECK(outq_append(&b->out, header, sizeof(header)) == 0);
 	CHECK(!conn_wants_input(b));
-	srv.buffer_bytes -= cfg.buffer_budget;
 	conn_close(a);
 	conn_close(b);
 	conn_close(c);
@@ -1340,6 +1574,7 @@ int main(void)
 	test_store();
 	test_session();
 	test_limits();
+	test_buffer_budget();
 	test_ratelimit();
 	test_log_peer();
 	printf("unit-test: SHA-256 checked %s\n",
