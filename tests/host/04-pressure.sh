@@ -45,7 +45,7 @@ simulated_pressure() {
 		--on-evict "echo \"MemAvailable: \$(($reserve_kb - $short_kb + \$NSWAP_EVICTED_TOTAL * 4)) kB\" >'$WORK/meminfo'" \
 		serve-evict >"$WORK/evict.out" 2>&1 &
 	local serving=$!
-	wait_until 5 grep -q "client default (namespace $(client_id e1)) authenticated, takes EVICT" "$WORK/sim.log" ||
+	wait_until 5 ns_connected sim "$(client_id e1)" ||
 		fail "the evict client did not connect"
 
 	# the machine is 20 MiB short of the reserve: 5120 pages over
@@ -122,7 +122,7 @@ cgroup_pressure() {
 	usage_full=$(<"$cg/memory.usage_in_bytes")
 	probe cg "${C[@]}" --duration 20 --verify serve-evict >"$WORK/cg-evict.out" 2>&1 &
 	local serving=$!
-	wait_until 5 grep -q "client default (namespace $(client_id f1)) authenticated, takes EVICT" "$WORK/cg.log" ||
+	wait_until 5 ns_connected cg "$(client_id f1)" ||
 		fail "cgroup: the evict client did not connect"
 	# a local process in the same cgroup takes 160 MiB: about 24 MiB short
 	bash -c "echo \$\$ >'$cg/cgroup.procs'; exec '$PROBE' hog 160 30" >"$WORK/hog.out" 2>&1 &

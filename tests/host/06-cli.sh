@@ -7,6 +7,9 @@ source "$(dirname "$0")/lib.sh"
 "$NSWAPD" --help >"$WORK/help" || fail "--help exit status"
 grep -q -- "--listen ADDR:PORT" "$WORK/help" || fail "--help does not describe --listen"
 grep -q "peer migration is not implemented yet" "$WORK/help" || fail "--help does not say --peer is not implemented"
+for option in --max-connections-per-client --max-namespaces-per-client --buffer-budget; do
+	grep -q -- "$option" "$WORK/help" || fail "--help does not describe $option"
+done
 "$NSWAPD" --version | grep -q "^nswapd " || fail "--version"
 
 make_key k
@@ -43,6 +46,9 @@ bad_option "no handshakes" --listen 127.0.0.1:0 "${K[@]}" --max-unauth-per-addre
 bad_option "bad idle timeout" --listen 127.0.0.1:0 "${K[@]}" --idle-timeout -5
 bad_option "no message timeout" --listen 127.0.0.1:0 "${K[@]}" --message-timeout 0
 bad_option "budget below a message" --listen 127.0.0.1:0 "${K[@]}" --buffer-budget 64K
+bad_option "budget below a request and a reply" --listen 127.0.0.1:0 "${K[@]}" --buffer-budget 500K
+bad_option "no connections per client" --listen 127.0.0.1:0 "${K[@]}" --max-connections-per-client 0
+bad_option "no namespaces per client" --listen 127.0.0.1:0 "${K[@]}" --max-namespaces-per-client x
 bad_option "--json without --stats" --json
 bad_option "stray argument" --listen 127.0.0.1:0 "${K[@]}" extra
 
@@ -51,6 +57,8 @@ start_server s "${K[@]}" --max 2G --reserve 512K --grace 30 --log-level debug --
 assert_log s "peer migration not implemented yet"
 assert_eq "$(stat_field s max_pages)" 524288 "--max 2G in pages"
 assert_eq "$(stat_field s reserve)" 524288 "--reserve 512K in bytes"
+assert_eq "$(stat_field s max_connections_per_client)" 64 "default connections per client"
+assert_eq "$(stat_field s max_namespaces_per_client)" 256 "default namespaces per client"
 probe_ok s "${K[@]}" --client-id 5eed put 0-99 >/dev/null
 probe_ok s "${K[@]}" --client-id 5eed get 0-9 >/dev/null
 probe_ok s "${K[@]}" --client-id f00 put 0-9 >/dev/null

@@ -36,7 +36,7 @@ assert_log s "malformed client name in HELLO"
 "$PROBE" --server "127.0.0.1:${SERVER_PORT[s]}" --client bob --key-file "$WORK/bob-old.key" \
 	--client-id 2 --duration 30 serve-evict >"$WORK/bob-held.out" 2>&1 &
 BOB_HELD=$!
-wait_until 5 grep -q "client bob (namespace $(client_id 2)) authenticated" "$WORK/s.log" ||
+wait_until 5 ns_connected s "$(client_id 2)" ||
 	fail "bob's held connection did not authenticate"
 rm "$WORK/clients/bob"
 kill -HUP "${SERVER_PID[s]}"

@@ -115,6 +115,14 @@ ns_field() {
 		"next((n['$3'] for n in d['namespaces'] if n['id'] == '$2'), 'none')"
 }
 
+# ns_connected NAME CLIENT_ID_HEX: the namespace has an authenticated
+# connection (the log's "authenticated" lines are rate-limited: not for this)
+ns_connected() {
+	local connections
+	connections=$(ns_field "$1" "$2" connections)
+	[[ $connections != none ]] && ((connections >= 1))
+}
+
 # json_query EXPR: evaluates EXPR with d = the JSON document on stdin
 json_query() {
 	python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"

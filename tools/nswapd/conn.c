@@ -545,19 +545,14 @@ static enum proto_result next_session_message(struct conn *conn, struct proto_re
 	const uint8_t *msg = conn->in + conn->in_start;
 	size_t avail = conn->in_len - conn->in_start, size;
 	const char *why = NULL;
+	enum proto_result framed = proto_frame(msg, avail, &size, &why);
 
-	switch (proto_frame(msg, avail, &size, &why)) {
-	case PROTO_NEED_MORE:
-		wait_for_rest(conn, size ? size + PROTO_MSG_MAC_SIZE : 0);
-		return PROTO_NEED_MORE;
-	case PROTO_INVALID:
+	if (framed == PROTO_INVALID) {
 		conn_fail(conn, NULL, why);
 		return PROTO_INVALID;
-	case PROTO_COMPLETE:
-		break;
 	}
-	if (avail < size + PROTO_MSG_MAC_SIZE) {
-		wait_for_rest(conn, size + PROTO_MSG_MAC_SIZE);
+	if (framed == PROTO_NEED_MORE || avail < size + PROTO_MSG_MAC_SIZE) {
+		wait_for_rest(conn, size ? size + PROTO_MSG_MAC_SIZE : 0);
 		return PROTO_NEED_MORE;
 	}
 	if (!conn->in_verified && !message_mac_valid(conn, msg, size)) {
@@ -656,26 +651,27 @@ void conn_process(struct conn *conn)
 }
 
 /*
- * Grows the input buffer to what the connection wants, as far as the
- * budget allows; returns false when the message coming does not fit (the
- * connection then waits for room) or on a failure (closing).
+ * Grows the input buffer to what the connection wants or, short of room for
+ * that, to what the message coming needs; returns false when even that
+ * does not fit (the connection then waits for room) or on a failure
+ * (closing).
  */
 static bool fit_input(struct conn *conn)
 {
 	size_t wanted = wanted_input_cap(conn);
 
+	if (conn->in_cap < wanted && !room_for_input(conn, wanted - conn->in_cap))
+		wanted = conn->in_need;
 	if (conn->in_cap >= wanted)
 		return true;
-	if (room_for_input(conn, wanted - conn->in_cap)) {
-		if (!resize_input(conn, wanted))
-			return true;
-		log_error("peer %s: out of memory for a request, closing", conn->peer);
-		conn->state = CONN_CLOSING;
+	if (!room_for_input(conn, wanted - conn->in_cap)) {
+		wait_for_room(conn);
 		return false;
 	}
-	if (conn->in_need <= conn->in_cap)
+	if (!resize_input(conn, wanted))
 		return true;
-	wait_for_room(conn);
+	log_error("peer %s: out of memory for a request, closing", conn->peer);
+	conn->state = CONN_CLOSING;
 	return false;
 }
 

@@ -23,15 +23,19 @@ static void zero_nonce(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE])
 	memset(nonce, 0, NSWAP2L_PROTO_NONCE_SIZE);
 }
 
-/* Decodes the stream message by message with the parser alone. */
+/*
+ * Decodes the stream message by message with the parser alone; the
+ * framing a session goes by (its length field only) finds the same ends.
+ */
 static void fuzz_parser_alone(const uint8_t *data, size_t size)
 {
 	struct proto_request req;
 	const char *why;
-	size_t used;
+	size_t used, framed;
 
 	while (proto_decode_request(data, size, &req, &used, &why) == PROTO_COMPLETE) {
 		FUZZ_ASSERT(used >= PROTO_HEADER_SIZE && used <= size);
+		FUZZ_ASSERT(proto_frame(data, size, &framed, &why) == PROTO_COMPLETE && framed == used);
 		data += used;
 		size -= used;
 	}

@@ -2,8 +2,9 @@
 /*
  * Writes the seed corpus of fuzz_parser into a directory: well-formed
  * sessions (keyed and not, with PUT/GET/FREE, an eviction round answered,
- * a peer that does not read, a message sent too slowly) and one seed per
- * kind of malformed message, so the fuzzer starts past the handshake.
+ * a peer that does not read, a message sent too slowly), one seed per
+ * kind of malformed message and one injected without the key, so the
+ * fuzzer starts past the handshake.
  * Layout of an input: fuzz_input.h.
  */
 #include <stdbool.h>
@@ -274,6 +275,16 @@ int main(int argc, char **argv)
 	handshake(&s, false, 0);
 	header(&s, NSWAP2L_MSG_PUT, 5, 1, UINT32_MAX, 0);
 	write_seed(argv[1], "bad-length", &s);
+
+	/* a header injected without the key: a bad type, a MAC of zeros */
+	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
+	handshake(&s, true, 0);
+	end_message(&s);
+	s.session = false;
+	header(&s, 99, 0xdeadbeef, 5, 0, 0);
+	memset(raw, 0, NSWAP2L_PROTO_MSG_MAC_SIZE);
+	add(&s, raw, NSWAP2L_PROTO_MSG_MAC_SIZE);
+	write_seed(argv[1], "injected", &s);
 
 	/* the length of a version 3 PUT: a key and a page, no seal */
 	config(&s, 0, 255, 15, 1000, 0);

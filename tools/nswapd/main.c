@@ -33,6 +33,7 @@
 #define DEFAULT_GRACE_S 60
 #define MAX_PEERS 16
 #define MAX_QUOTAS 1024
+#define MAX_COUNT 1000000
 /*
  * Limits under attack.  256 connections is far more than the clients of
  * one server and fits the usual 1024 descriptors; one client gets a
@@ -95,31 +96,34 @@ static const char usage_text[] =
 "                          at most N authenticated connections of one client\n"
 "                          name (default a quarter of --max-connections, at\n"
 "                          least 4); one more is closed after its AUTH, so\n"
-"                          that one client cannot take every connection;\n"
-"                          it also sets the client's part of --buffer-budget\n"
+"                          that one client cannot shut the others out; the\n"
+"                          client may hold the same fraction of\n"
+"                          --buffer-budget (at least 581K)\n"
 "  --max-namespaces-per-client N\n"
 "                          at most N namespaces of one client name, with or\n"
 "                          without a connection (default 256); a connection\n"
-"                          for one more is closed after its AUTH\n"
+"                          that would make one more is closed after its AUTH\n"
 "  --idle-timeout SECONDS  close an authenticated connection that sends\n"
 "                          nothing for this long (default 300; 0: never);\n"
 "                          clients send a heartbeat every timeout=/2\n"
 "  --message-timeout SECONDS\n"
 "                          close a connection that started a message and did\n"
 "                          not finish it in this long (default 30)\n"
-"  --buffer-budget SIZE    input buffers and unsent output of all connections\n"
-"                          together (default 64M, at least 581K); one client\n"
-"                          holds at most its part of the connections' part\n"
-"                          of it; a connection whose next request or reply\n"
-"                          does not fit is not read until room comes back,\n"
-"                          nor one whose unsent replies are over its share\n"
+"  --buffer-budget SIZE    cap on the input buffers and unsent output of all\n"
+"                          connections together (default 64M, at least 581K:\n"
+"                          the largest request and reply); a connection whose\n"
+"                          next request, or its reply, does not fit is not\n"
+"                          read until room comes back, nor one whose unsent\n"
+"                          replies are over 4M or its share (the budget\n"
+"                          divided by the connections)\n"
 "  --quota NAME=SIZE       client NAME holds at most SIZE of pages, in all its\n"
 "                          namespaces (repeat for more clients); its new\n"
 "                          pages past that get NOSPC and the client stores\n"
 "                          them elsewhere\n"
 "  --default-quota SIZE    the quota of every client without its own\n"
 "                          (default: none, a client may take all there is)\n"
-"  --status-socket PATH    status socket (default " STATUS_DIR "/nswapd-PORT.sock)\n"
+"  --status-socket PATH    status socket (default " STATUS_DIR "/nswapd-PORT.sock);\n"
+"                          it serves 4 clients at once, 5 s each at most\n"
 "  --foreground            do not daemonize; log to stderr\n"
 "  --log-level LEVEL       error, warn, info (default) or debug\n"
 "  --peer ADDR:PORT        another nswapd to migrate pages to; accepted, but\n"
@@ -210,6 +214,16 @@ static uint64_t size_option(const char *name, const char *value)
 	return bytes;
 }
 
+/* A limit on things counted (connections, namespaces): 1 to MAX_COUNT. */
+static uint64_t count_option(const char *name, const char *value)
+{
+	uint64_t count;
+
+	if (parse_uint(value, MAX_COUNT, &count) || !count)
+		usage_error("--%s: not a number from 1: '%s'", name, value);
+	return count;
+}
+
 /* --quota NAME=SIZE */
 static void add_quota(struct options *opts, char *arg)
 {
@@ -279,25 +293,17 @@ static void parse_options(int argc, char **argv, struct options *opts)
 				usage_error("--grace: not a number of seconds: '%s'", optarg);
 			break;
 		case OPT_MAX_CONNECTIONS:
-			if (parse_uint(optarg, 1000000, &opts->max_connections) || !opts->max_connections)
-				usage_error("--max-connections: not a number from 1: '%s'", optarg);
+			opts->max_connections = count_option("max-connections", optarg);
 			break;
 		case OPT_MAX_UNAUTH_PER_ADDRESS:
-			if (parse_uint(optarg, 1000000, &opts->max_unauth_per_address) ||
-			    !opts->max_unauth_per_address)
-				usage_error("--max-unauth-per-address: not a number from 1: '%s'", optarg);
+			opts->max_unauth_per_address = count_option("max-unauth-per-address", optarg);
 			break;
 		case OPT_MAX_CONNECTIONS_PER_CLIENT:
-			if (parse_uint(optarg, 1000000, &opts->max_conns_per_client) ||
-			    !opts->max_conns_per_client)
-				usage_error("--max-connections-per-client: not a number from 1: '%s'",
-					    optarg);
+			opts->max_conns_per_client = count_option("max-connections-per-client", optarg);
 			break;
 		case OPT_MAX_NAMESPACES_PER_CLIENT:
-			if (parse_uint(optarg, 1000000, &opts->max_namespaces_per_client) ||
-			    !opts->max_namespaces_per_client)
-				usage_error("--max-namespaces-per-client: not a number from 1: '%s'",
-					    optarg);
+			opts->max_namespaces_per_client = count_option("max-namespaces-per-client",
+								       optarg);
 			break;
 		case OPT_IDLE_TIMEOUT:
 			if (parse_uint(optarg, 365 * 24 * 3600, &opts->idle_timeout_s))

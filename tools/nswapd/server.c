@@ -133,8 +133,9 @@ static void namespace_free(struct server *srv, struct namespace *ns)
 }
 
 /*
- * One client may hold the part of the budget it may hold of the
- * connections, and at least what one connection needs to go on.
+ * A client may hold the same part of the buffer budget as of the
+ * connections (--max-connections-per-client of --max-connections), and at
+ * least what one connection needs to go on.
  */
 static size_t client_buffer_budget(const struct server_config *cfg)
 {
@@ -253,8 +254,9 @@ static void expire_namespaces(struct server *srv)
 			continue;
 		}
 		log_info_peer("namespace %s: no connection for %llu s, freeing its %zu pages",
-			 ns->id_hex, (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000,
-			 ns->pages.used);
+			      ns->id_hex,
+			      (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000,
+			      ns->pages.used);
 		*link = ns->next;
 		namespace_free(srv, ns);
 	}
@@ -381,7 +383,7 @@ static void close_idle(struct server *srv)
 		    srv->now_ms - conn->last_input_ms < srv->cfg.idle_timeout_ms)
 			continue;
 		log_warn_peer("peer %s: nothing received for %llu s, closing", conn->peer,
-			 (unsigned long long)(srv->now_ms - conn->last_input_ms) / 1000);
+			      (unsigned long long)(srv->now_ms - conn->last_input_ms) / 1000);
 		conn->state = CONN_CLOSING;
 	}
 }
@@ -405,7 +407,7 @@ static void close_half_received(struct server *srv)
 		if (srv->now_ms - conn->message_started_ms < srv->cfg.message_timeout_ms)
 			continue;
 		log_warn_peer("peer %s: message not complete after %llu s, closing", conn->peer,
-			 (unsigned long long)(srv->now_ms - conn->message_started_ms) / 1000);
+			      (unsigned long long)(srv->now_ms - conn->message_started_ms) / 1000);
 		conn->state = CONN_CLOSING;
 	}
 }
@@ -538,13 +540,16 @@ static struct namespace *namespace_new(struct server *srv, struct client_account
 	if (!ns)
 		return NULL;
 	ns->account = account ? account : account_new(srv, client);
-	if (!ns->account || hash_table_add(&srv->namespace_index, &ns->node, hash)) {
-		if (ns->account && !account)
-			account_put(srv, ns->account);
+	if (!ns->account) {
 		free(ns);
 		return NULL;
 	}
 	ns->account->namespaces++;
+	if (hash_table_add(&srv->namespace_index, &ns->node, hash)) {
+		account_put(srv, ns->account);
+		free(ns);
+		return NULL;
+	}
 	memcpy(ns->id, id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 	proto_client_id_hex(id, ns->id_hex);
 	page_table_init(&ns->pages);

@@ -361,7 +361,6 @@ static void test_auth(void)
 	uint8_t reply_header[PROTO_HEADER_SIZE] = { 6 }, reply[sizeof(struct nswap2l_hello_reply)] = { 7 };
 	uint8_t auth_header[PROTO_HEADER_SIZE] = { 8 }, a[32], b[32], c[32];
 	struct auth_key key = { .len = 16 };
-	struct hmac_sha256 ctx;
 	struct sha256 digest;
 
 	memset(key.bytes, 7, 16);
@@ -378,7 +377,12 @@ static void test_auth(void)
 	auth_client_mac(&key, &hs, a);
 	auth_server_mac(&key, &hs, auth_header, b);
 	CHECK(!auth_mac_equal(a, b));
-	/* known answers, from tests/lib/session_mac.py (client_proof, server_proof) */
+	/*
+	 * Known answers, from tests/lib/session_mac.py (client_proof,
+	 * server_proof): HMAC(K, label || name || id || client nonce || server
+	 * nonce || T), and the server's with the nonces swapped and its AUTH
+	 * reply's header after T.
+	 */
 	CHECK(digest_is(a, sizeof(a), "00ad5cbe08df223d70588f5dbd85532429bfe9ce453ec7b6a50b62a53825344a"));
 	CHECK(digest_is(b, sizeof(b), "233c5443aced3a400a3ec47cf05bc70bcce41f2a9151411fdc0707573972aa63"));
 	/* the name is bound: another name with the same key proves nothing */
@@ -392,27 +396,8 @@ static void test_auth(void)
 	auth_handshake_transcript(&other, hello_header, hello, reply_header, reply);
 	auth_client_mac(&key, &other, c);
 	CHECK(!auth_mac_equal(a, c));
-	/* the client MAC is HMAC(K, label || name || id || client nonce || server nonce || T) */
-	hmac_sha256_init(&ctx, key.bytes, key.len);
-	hmac_sha256_update(&ctx, NSWAP2L_AUTH_CLIENT_LABEL, strlen(NSWAP2L_AUTH_CLIENT_LABEL));
-	hmac_sha256_update(&ctx, hs.client_name, sizeof(hs.client_name));
-	hmac_sha256_update(&ctx, hs.client_id, sizeof(hs.client_id));
-	hmac_sha256_update(&ctx, hs.client_nonce, sizeof(hs.client_nonce));
-	hmac_sha256_update(&ctx, hs.server_nonce, sizeof(hs.server_nonce));
-	hmac_sha256_update(&ctx, hs.transcript, sizeof(hs.transcript));
-	hmac_sha256_final(&ctx, c);
-	CHECK(auth_mac_equal(a, c));
-	/* the server MAC swaps the nonces and covers its AUTH reply's header */
-	hmac_sha256_init(&ctx, key.bytes, key.len);
-	hmac_sha256_update(&ctx, NSWAP2L_AUTH_SERVER_LABEL, strlen(NSWAP2L_AUTH_SERVER_LABEL));
-	hmac_sha256_update(&ctx, hs.client_name, sizeof(hs.client_name));
-	hmac_sha256_update(&ctx, hs.client_id, sizeof(hs.client_id));
-	hmac_sha256_update(&ctx, hs.server_nonce, sizeof(hs.server_nonce));
-	hmac_sha256_update(&ctx, hs.client_nonce, sizeof(hs.client_nonce));
-	hmac_sha256_update(&ctx, hs.transcript, sizeof(hs.transcript));
-	hmac_sha256_update(&ctx, auth_header, sizeof(auth_header));
-	hmac_sha256_final(&ctx, c);
-	CHECK(auth_mac_equal(b, c));
+	/* a proof is all or nothing */
+	memcpy(c, b, sizeof(c));
 	c[31] ^= 1;
 	CHECK(!auth_mac_equal(b, c));
 	auth_header[sizeof(auth_header) - 1] ^= 1;
@@ -659,6 +644,44 @@ static void test_outq(void)
 	CHECK(!outq_append(&q, data, 3));
 	CHECK(q.bytes == 3);
 	outq_clear(&q);
+}
+
+static ptrdiff_t outq_memory;
+
+static void count_outq_memory(struct outq *q, ptrdiff_t bytes)
+{
+	(void)q;
+	outq_memory += bytes;
+}
+
+/*
+ * Chunks are sized for the message they hold, whatever pieces it comes
+ * in; outq_append_cost() says what they cost before; they are freed as
+ * they are sent, the last one too.
+ */
+static void test_outq_memory(void)
+{
+	static uint8_t data[2 * OUTQ_CHUNK_SIZE + 5000];
+	struct outq q = { .charge = count_outq_memory };
+	size_t i, cost, message = sizeof(data);
+
+	/* a small reply: one small chunk */
+	cost = outq_append_cost(&q, 48);
+	CHECK(!outq_append(&q, data, 48));
+	CHECK(outq_memory == (ptrdiff_t)cost && cost < 2 * OUTQ_MIN_CHUNK);
+	outq_consume(&q, 48);
+	CHECK(!q.head && !q.tail && outq_memory == 0);
+
+	/* a large message in small pieces costs what it would whole */
+	cost = outq_append_cost(&q, message);
+	outq_expect(&q, message);
+	for (i = 0; i < message; i += 100)
+		CHECK(!outq_append(&q, data + i, message - i < 100 ? message - i : 100));
+	CHECK(outq_memory == (ptrdiff_t)cost && cost < message + 4 * OUTQ_MIN_CHUNK);
+	outq_consume(&q, OUTQ_CHUNK_SIZE);
+	CHECK(outq_memory < (ptrdiff_t)cost && q.bytes == message - OUTQ_CHUNK_SIZE);
+	outq_clear(&q);
+	CHECK(outq_memory == 0);
 }
 
 static void put_keys(uint8_t *buf, const uint64_t *keys, uint32_t n)
@@ -1046,6 +1069,41 @@ static void test_session_macs(struct server *srv, const struct auth_key *key)
 	send_msg(conn, NSWAP2L_MSG_GET, 6, 1, keys, 8, 0);
 	CHECK(conn->state == CONN_CLOSING && srv->mac_failures == failures + 4);
 	conn_close(conn);
+
+	/*
+	 * The MAC is checked before the header: a bad header without the
+	 * key's MAC is not answered (an INVALID reply would echo its tag under
+	 * the session's MAC), one with it is; a length over the limit closes
+	 * at once, nothing answered.
+	 */
+	conn = ready_conn(srv, key, 9);
+	peer.keys.c2s[0] ^= 1;
+	send_msg(conn, 99, 0xdeadbeef, 5, NULL, 0, 0);
+	CHECK(conn->state == CONN_CLOSING && srv->mac_failures == failures + 5);
+	CHECK(conn->out.bytes == 0);
+	conn_close(conn);
+	conn = ready_conn(srv, key, 9);
+	send_msg(conn, 99, 0xdeadbeef, 5, NULL, 0, 0);
+	{
+		struct proto_header hdr = take(conn, NULL);
+
+		CHECK(conn->state == CONN_CLOSING && hdr.status == NSWAP2L_ERR_INVALID &&
+		      hdr.tag == 0xdeadbeef && srv->mac_failures == failures + 5);
+	}
+	conn_close(conn);
+	conn = ready_conn(srv, key, 9);
+	{
+		uint64_t errors = srv->protocol_errors;
+		struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC, .type = NSWAP2L_MSG_GET,
+					    .tag = 7, .count = 1,
+					    .length = NSWAP2L_PROTO_MAX_PAYLOAD + 1 };
+
+		proto_encode_header(buf, &hdr);
+		feed(conn, buf, PROTO_HEADER_SIZE);
+		CHECK(conn->state == CONN_CLOSING && conn->out.bytes == 0 &&
+		      srv->protocol_errors == errors + 1 && srv->mac_failures == failures + 5);
+	}
+	conn_close(conn);
 	peer.on = false;
 }
 
@@ -1326,6 +1384,82 @@ static void test_session(void)
 	server_destroy(&srv);
 }
 
+static void client_name(char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE], unsigned int i)
+{
+	memset(name, 0, NSWAP2L_PROTO_CLIENT_NAME_SIZE);
+	snprintf(name, NSWAP2L_PROTO_CLIENT_NAME_SIZE, "client%u", i);
+}
+
+/*
+ * Namespaces and clients are found through hash tables, however many
+ * there are; a client is held to its limits of connections and of
+ * namespaces, other clients are not; and what each client is told of
+ * free_pages does not move with what the others store.
+ */
+static void test_namespaces(void)
+{
+	struct server_config cfg = {
+		.max_pages = 256, .make_nonce = zero_nonce, .max_connections = 256,
+		.max_unauth_per_address = 8, .max_conns_per_client = 2,
+		.max_namespaces_per_client = 100, .buffer_budget = 64u << 20,
+	};
+	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
+				     .available = 1ull << 40 };
+	char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];
+	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 0 };
+	struct namespace *ns, *first, *other;
+	unsigned int c, i;
+	struct server srv;
+	bool found;
+
+	server_init(&srv, &cfg, 1000);
+	server_tick(&srv, &plenty);
+	for (c = 0; c < 30; c++) {
+		client_name(name, c);
+		for (i = 0; i < 100; i++) {
+			id[0] = (uint8_t)i;
+			CHECK(server_bind_namespace(&srv, name, id, &ns, &found) == BIND_OK && !found);
+			server_unbind_namespace(&srv, ns);
+		}
+	}
+	CHECK(srv.namespace_index.count == 3000 && srv.account_index.count == 30);
+	client_name(name, 17);
+	id[0] = 42;
+	CHECK(server_bind_namespace(&srv, name, id, &first, &found) == BIND_OK && found);
+	CHECK(!memcmp(first->id, id, sizeof(id)) && !strcmp(first->account->client, "client17"));
+	/* the client's 101st namespace is refused, another client's is not */
+	id[0] = 100;
+	CHECK(server_bind_namespace(&srv, name, id, &ns, &found) == BIND_CLIENT_NAMESPACES && !ns);
+	CHECK(srv.client_namespaces_refused == 1);
+	client_name(name, 30);
+	CHECK(server_bind_namespace(&srv, name, id, &other, &found) == BIND_OK && !found);
+	/* two connections of client17, then no third */
+	client_name(name, 17);
+	id[0] = 42;
+	CHECK(server_bind_namespace(&srv, name, id, &ns, &found) == BIND_OK && ns == first);
+	CHECK(first->account->connections == 2 && first->connections == 2);
+	CHECK(server_bind_namespace(&srv, name, id, &ns, &found) == BIND_CLIENT_CONNECTIONS);
+	CHECK(srv.client_conns_refused == 1 && !ns);
+	server_unbind_namespace(&srv, first);
+
+	/* free_pages: own pages against the limit, in steps of 256 / 64 */
+	CHECK(server_client_free_pages(&srv, first) == 256);
+	other->account->pages = 200;	/* as if client30 stored 200 pages */
+	srv.pool.frames_used = 200;
+	CHECK(server_free_pages(&srv) == 56 && server_client_room(&srv, first) == 56);
+	CHECK(server_client_free_pages(&srv, first) == 256);
+	CHECK(server_client_free_pages(&srv, other) == 56);
+	first->account->pages = 10;
+	CHECK(server_client_free_pages(&srv, first) == 244);
+	first->account->quota_pages = 13;
+	CHECK(server_client_free_pages(&srv, first) == 3);
+	first->account->pages = other->account->pages = 0;
+	srv.pool.frames_used = 0;
+	server_unbind_namespace(&srv, first);
+	server_unbind_namespace(&srv, other);
+	server_destroy(&srv);
+}
+
 /* What the buffers of conn hold, counted where the budget looks. */
 static bool buffers_counted(const struct server *srv, const struct conn *conn)
 {
@@ -1442,7 +1576,7 @@ static void test_log_peer(void)
 {
 	int saved_stderr = dup(STDERR_FILENO);
 	FILE *out = tmpfile();
-	unsigned int i, lines = 0, suppressed_lines = 0;
+	unsigned int i, lines = 0, suppressed_lines = 0, info_lines = 0;
 	char line[256];
 
 	if (!out || saved_stderr < 0) {
@@ -1462,6 +1596,14 @@ static void test_log_peer(void)
 	log_warn_peer("peer test: dropped");	/* the flush took the token */
 	fake_now_ms += LOG_PEER_INTERVAL_MS;
 	log_warn_peer("peer test: let through");	/* after "1 ... suppressed" */
+	/* info lines have a bucket of their own: warnings did not spend it, nor it them */
+	for (i = 0; i < LOG_PEER_BURST + 5; i++)
+		log_info_peer("peer test: info %u", i);
+	log_setup(LOG_LEVEL_INFO, false);
+	for (i = 0; i < LOG_PEER_BURST + 5; i++)
+		log_info_peer("peer test: info %u", i);
+	fake_now_ms += LOG_PEER_INTERVAL_MS;
+	log_peer_flush();				/* says 5 info lines suppressed */
 	fflush(stderr);
 	dup2(saved_stderr, STDERR_FILENO);
 	close(saved_stderr);
@@ -1471,15 +1613,18 @@ static void test_log_peer(void)
 	rewind(out);
 	while (fgets(line, sizeof(line), out)) {
 		lines++;
-		if (strstr(line, "warn: 20 log lines about peers suppressed"))
+		if (strstr(line, "warn: 20 log lines about peers suppressed") ||
+		    strstr(line, "info: 5 log lines about peers suppressed"))
 			suppressed_lines++;
 		if (strstr(line, "dropped"))
 			CHECK(!"a line over the limit went out");
+		if (strstr(line, "info: peer test"))
+			info_lines++;
 	}
 	fclose(out);
-	/* the burst, 20 suppressed, 1 suppressed, the last line */
-	CHECK(lines == LOG_PEER_BURST + 3);
-	CHECK(suppressed_lines == 1);
+	/* the burst, 20 suppressed, 1 suppressed, the last line; the info burst, 5 suppressed */
+	CHECK(lines == LOG_PEER_BURST + 3 + LOG_PEER_BURST + 1);
+	CHECK(suppressed_lines == 2 && info_lines == LOG_PEER_BURST);
 }
 
 /* Caps, timeouts and the buffer budget; states are set by hand where only they matter. */
@@ -1571,9 +1716,11 @@ int main(void)
 	test_client_names();
 	test_parser();
 	test_outq();
+	test_outq_memory();
 	test_store();
 	test_session();
 	test_limits();
+	test_namespaces();
 	test_buffer_budget();
 	test_ratelimit();
 	test_log_peer();
