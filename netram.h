@@ -393,6 +393,8 @@ static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, 
 
 /* tier_netram.c */
 void netram_note_free(struct netram_server *srv, u64 free_pages);
+/* What the server choice sees of each server; returns those that take pages. */
+unsigned long netram_server_rooms(struct netram_tier *nt, struct nswap2l_server_room *rooms);
 void netram_update_capacity(struct netram_tier *nt);
 
 /* netram_recover.c */

@@ -657,7 +657,8 @@ static void netram_parity_work(struct work_struct *work)
  *--------------------------------------------------------------*/
 
 /* A new group, with its first member's server and its parity's.  Parity lock held. */
-static struct netram_group *netram_open_group(struct netram_tier *nt, const s64 *free_pages,
+static struct netram_group *netram_open_group(struct netram_tier *nt,
+					      const struct nswap2l_server_room *rooms,
 					      unsigned long candidates, unsigned int *server)
 {
 	struct netram_parity *p = nt->parity;
@@ -668,8 +669,7 @@ static struct netram_group *netram_open_group(struct netram_tier *nt, const s64 
 	u64 serial;
 
 	if (!p->nr_free_ios ||
-	    nswap2l_pick_servers(nt->choice, free_pages, netram_nr_servers(nt), candidates, 2,
-				 picked))
+	    nswap2l_pick_servers(nt->choice, rooms, netram_nr_servers(nt), candidates, 2, picked))
 		return NULL;
 	/*
 	 * The next free entry, and the first serial after the last one that
@@ -713,16 +713,12 @@ int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
 {
 	struct netram_parity *p = nt->parity;
 	unsigned int i, m, server, nr_servers = netram_nr_servers(nt);
-	unsigned long candidates = 0, flags;
-	s64 free_pages[NETRAM_MAX_SERVERS];
+	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
+	unsigned long candidates, flags;
 	struct netram_group *g;
 	u64 key;
 
-	for (i = 0; i < nr_servers; i++) {
-		free_pages[i] = atomic64_read(&nt->servers[i]->free_estimate);
-		if (netram_takes_pages(nt->servers[i]))
-			__set_bit(i, &candidates);
-	}
+	candidates = netram_server_rooms(nt, rooms);
 	spin_lock_irqsave(&p->lock, flags);
 	g = p->open;
 	if (g) {
@@ -734,7 +730,7 @@ int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
 		for_each_set_bit(i, &candidates, nr_servers)
 			if (netram_copy_lost(nt->servers[i], netram_group_key(g, 0, 0)))
 				__clear_bit(i, &others);
-		if (nswap2l_pick_servers(nt->choice, free_pages, nr_servers, others, 1, &server)) {
+		if (nswap2l_pick_servers(nt->choice, rooms, nr_servers, others, 1, &server)) {
 			/* No server left for another member. */
 			g->state = NETRAM_GROUP_CLOSED;
 			p->open = NULL;
@@ -743,12 +739,12 @@ int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
 		}
 	}
 	if (!g)
-		g = netram_open_group(nt, free_pages, candidates, &server);
+		g = netram_open_group(nt, rooms, candidates, &server);
 	if (!g) {
 		spin_unlock_irqrestore(&p->lock, flags);
 		return -ENOSPC;
 	}
-	nr = clamp_t(s64, free_pages[server], 1,
+	nr = clamp_t(s64, rooms[server].free, 1,
 		     min3(nr, (unsigned int)NETRAM_PARITY_RUN,
 			  READ_ONCE(nt->servers[server]->max_pages)));
 	m = g->nr_members++;

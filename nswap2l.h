@@ -711,27 +711,33 @@ void nswap2l_placement_list(char *result, unsigned int maxlen, unsigned int *sz)
 
 /*
  * Server choice: which Network RAM server takes a new page.  The tier hands
- * the policy each server's free pages (its last word, minus the pages we
- * sent since); the policy picks one of those allowed in @candidates (a bit
- * per server index).  A page with copies asks again with the servers
- * already chosen excluded: copies never share a server.
+ * the policy what it knows of each server's room; the policy picks one of
+ * those allowed in @candidates (a bit per server index).  A page with
+ * copies asks again with the servers already chosen excluded: copies never
+ * share a server.
  */
+struct nswap2l_server_room {
+	s64 free;	/* its last word, minus the pages we sent since */
+	s64 held;	/* pages of ours it holds */
+};
+
 struct nswap2l_server_choice {
 	const char *name;
 	/* Index of the server to take the page, or -ENOSPC. */
-	int (*pick)(const s64 *free_pages, unsigned int nr, unsigned long candidates);
+	int (*pick)(const struct nswap2l_server_room *rooms, unsigned int nr,
+		    unsigned long candidates);
 };
 
 /* @copies distinct servers into @picked; -ENOSPC unless there are that many. */
 static inline int nswap2l_pick_servers(const struct nswap2l_server_choice *choice,
-				       const s64 *free_pages, unsigned int nr,
+				       const struct nswap2l_server_room *rooms, unsigned int nr,
 				       unsigned long candidates, unsigned int copies,
 				       unsigned int *picked)
 {
 	unsigned int i;
 
 	for (i = 0; i < copies; i++) {
-		int pick = choice->pick(free_pages, nr, candidates);
+		int pick = choice->pick(rooms, nr, candidates);
 
 		if (pick < 0)
 			return -ENOSPC;

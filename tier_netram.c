@@ -108,6 +108,22 @@ void netram_note_free(struct netram_server *srv, u64 free_pages)
  * The I/O path
  *--------------------------------------------------------------*/
 
+unsigned long netram_server_rooms(struct netram_tier *nt, struct nswap2l_server_room *rooms)
+{
+	unsigned long candidates = 0;
+	unsigned int i;
+
+	for (i = 0; i < netram_nr_servers(nt); i++) {
+		struct netram_server *srv = nt->servers[i];
+
+		rooms[i].free = atomic64_read(&srv->free_estimate);
+		rooms[i].held = atomic64_read(&srv->held);
+		if (netram_takes_pages(srv))
+			__set_bit(i, &candidates);
+	}
+	return candidates;
+}
+
 /*
  * A run of consecutive keys with a copy on each of nt->copies distinct
  * servers, no longer than each of them takes in one message.
@@ -115,25 +131,19 @@ void netram_note_free(struct netram_server *srv, u64 free_pages)
 static int netram_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
-	s64 free_pages[NETRAM_MAX_SERVERS];
+	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
 	unsigned int i, servers[NETRAM_MAX_COPIES], nr_servers = netram_nr_servers(nt);
-	unsigned long candidates = 0, flags;
+	unsigned long candidates, flags;
 	struct netram_server *srv;
 	u64 key;
 
 	if (nt->parity)
 		return netram_parity_alloc(nt, nr, slot);
-	for (i = 0; i < nr_servers; i++) {
-		srv = nt->servers[i];
-		free_pages[i] = atomic64_read(&srv->free_estimate);
-		if (netram_takes_pages(srv))
-			__set_bit(i, &candidates);
-	}
-	if (nswap2l_pick_servers(nt->choice, free_pages, nr_servers, candidates, nt->copies,
-				 servers))
+	candidates = netram_server_rooms(nt, rooms);
+	if (nswap2l_pick_servers(nt->choice, rooms, nr_servers, candidates, nt->copies, servers))
 		return -ENOSPC;
 	for (i = 0; i < nt->copies; i++)
-		nr = clamp_t(s64, free_pages[servers[i]], 1,
+		nr = clamp_t(s64, rooms[servers[i]].free, 1,
 			     min(nr, READ_ONCE(nt->servers[servers[i]]->max_pages)));
 	/*
 	 * The key and the held count change together under each server's
