@@ -10,7 +10,7 @@ grep -q "peer migration is not implemented yet" "$WORK/help" || fail "--help doe
 for option in --max-connections-per-client --max-namespaces-per-client --buffer-budget; do
 	grep -q -- "$option" "$WORK/help" || fail "--help does not describe $option"
 done
-"$NSWAPD" --version | grep -q "^nswapd " || fail "--version"
+"$NSWAPD" --version | grep "^nswapd " >/dev/null || fail "--version"
 
 make_key k
 head -c 8 /dev/urandom >"$WORK/short.key"
