@@ -26,11 +26,11 @@ no_device_left() { # what
 }
 
 log "bad input"
-exits_with 2 "prefetch policy 'bogus': unknown \(valid: none rr random lrs mrs auto\)" \
+exits_with 2 "--prefetch 'bogus': expected one of none, rr, random, lrs, mrs, auto" \
 	nswap2l create n --netram "$S0" --key-file "$KEY" --flash "$FLASH" --prefetch bogus
-exits_with 2 "multiple of 4 KiB" nswap2l create n --flash "$FLASH" --size 1000
+exits_with 2 "--size '0': expected a size of more than 0" nswap2l create n --flash "$FLASH" --size 0
 exits_with 2 "larger than the tiers" nswap2l create n --flash "$FLASH" --size 1G
-exits_with 3 "/tmp: not a block device" nswap2l create n --flash /tmp
+exits_with 2 "--flash /tmp: not a block device" nswap2l create n --flash /tmp
 exits_with 3 "/dev/nonexistent: No such file" nswap2l create n --disk /dev/nonexistent
 # one device under two names: refused before anything is loaded
 ln -s "$FLASH" /tmp/flash-link
@@ -74,10 +74,10 @@ dd if=/dev/urandom of=/tmp/data bs=4k count=1024 2>/dev/null
 dd if=/tmp/data of=/dev/mapper/n bs=4k oflag=direct 2>/dev/null || die "write"
 sum=$(sha256sum </tmp/data)
 nswap2l status n --json >/tmp/st.json || die "status --json"
-assert_eq "$(json_get /tmp/st.json 'd["tiers"][0]["tier"], d["tiers"][0]["used"]')" "('netram', 1024)" "netram used (json)"
-assert_eq "$(json_get /tmp/st.json 'd["servers"][0]["held"]')" 1024 "server held (json)"
-assert_eq "$(json_get /tmp/st.json 'd["sectors"]')" "$(dev_sectors /dev/mapper/n)" "sectors (json)"
-assert_eq "$(json_get /tmp/st.json 'd["swap"]')" None "swap (json)"
+assert_eq "$(json_get /tmp/st.json 'd[0]["tiers"][0]["tier"], d[0]["tiers"][0]["used"]')" "('netram', 1024)" "netram used (json)"
+assert_eq "$(json_get /tmp/st.json 'd[0]["servers"][0]["held"]')" 1024 "server held (json)"
+assert_eq "$(json_get /tmp/st.json 'd[0]["sectors"]')" "$(dev_sectors /dev/mapper/n)" "sectors (json)"
+assert_eq "$(json_get /tmp/st.json 'd[0]["swap"]')" None "swap (json)"
 nswap2l status n >/tmp/st.txt || die "status"
 cat /tmp/st.txt
 grep -Eq "^  netram +4\.0 MiB " /tmp/st.txt || die "status does not show 4.0 MiB used on netram"
@@ -99,17 +99,17 @@ exits_with 2 "argument action: invalid choice" nswap2l servers n drop "$S0"
 nswap2l servers n remove "$S0" || die "servers remove"
 wait_until 60 n "first server drained" sh -c "nswap2l servers n | grep -q '^$S0 removed'"
 nswap2l status n --json >/tmp/st.json
-assert_eq "$(json_get /tmp/st.json '[s["held"] for s in d["servers"]]')" "[0, 1024]" "held after the drain"
+assert_eq "$(json_get /tmp/st.json '[s["held"] for s in d[0]["servers"]]')" "[0, 1024]" "held after the drain"
 assert_eq "$(dd if=/dev/mapper/n bs=4k count=1024 iflag=direct 2>/dev/null | sha256sum)" "$sum" "data after the drain"
 
 log "prefetch"
 nswap2l prefetch n >/tmp/pf.txt || die "prefetch show"
 grep -q "^policy=lrs when=always amount=written:0:4096 interval_ms=100$" /tmp/pf.txt || die "prefetch show: $(head -n 1 /tmp/pf.txt)"
-exits_with 2 "prefetch policy 'bogus'" nswap2l prefetch n bogus
-exits_with 2 "prefetch amount 'lots'" nswap2l prefetch n rr --amount lots
+exits_with 2 "POLICY 'bogus'" nswap2l prefetch n bogus
+exits_with 2 "--amount 'lots'" nswap2l prefetch n rr --amount lots
 exits_with 4 "prefetch needs root" as_nobody nswap2l prefetch n rr
 # a value only the kernel checked once: the policy changed, then the amount failed
-exits_with 2 "prefetch amount 'held:200'" nswap2l prefetch n rr --amount held:200
+exits_with 2 "--amount 'held:200'" nswap2l prefetch n rr --amount held:200
 assert_eq "$(pf_config n)" "lrs always written:0:4096 100" "prefetch after refused changes"
 nswap2l prefetch n rr --amount held:100 --interval 50 >/dev/null || die "prefetch set"
 assert_eq "$(pf_config n)" "rr always held:100:4096 50" "prefetch after the change"

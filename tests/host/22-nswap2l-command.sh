@@ -53,11 +53,12 @@ bad "17 servers" "17 servers, at most 16" create t --print-table --key-file "$WO
 	--netram "$(seq -s, -f '10.0.0.%g:7000' 1 17)"
 bad "server twice" "server 127.0.0.1:07000 given twice" create t --print-table --key-file "$WORK/k.key" --size 1G \
 	--netram 127.0.0.1:7000,10.0.0.1:7000,127.0.0.1:07000
-bad "host name" "server 'localhost:7000'" create t --print-table --netram localhost:7000 --key-file "$WORK/k.key" --size 1G
-bad "bad interval" "prefetch interval '5'" create t --print-table "${N[@]}" --size 1G --prefetch rr --interval 5
+bad "unresolvable host name" "--netram 'nosuchhost.invalid:7000': cannot resolve nosuchhost.invalid" create t --print-table \
+	--netram nosuchhost.invalid:7000 --key-file "$WORK/k.key" --size 1G
+bad "bad interval" "--interval '5'" create t --print-table "${N[@]}" --size 1G --prefetch rr --interval 5
 bad "when without prefetch" "need --prefetch POLICY" create t --print-table "${N[@]}" --size 1G --when always
 bad "bad name" "device name 'a/b'" create a/b --print-table "${N[@]}" --size 1G
-bad "bad swap priority" "swap priority 'high'" create t --print-table "${N[@]}" --size 1G --priority high
+bad "bad swap priority" "--priority 'high'" create t --print-table "${N[@]}" --size 1G --priority high
 head -c 8 /dev/urandom >"$WORK/short.key"
 bad "short key" "8 bytes; a key has 16 to 256" create t --print-table --netram 127.0.0.1:7000 --key-file "$WORK/short.key" --size 1G
 printf '[device]\nnetram = 127.0.0.1:7000\n[swap]\nenable = maybe\n' >"$WORK/bad1.conf"
@@ -68,9 +69,9 @@ printf 'flash = /dev/x\n' >"$WORK/bad3.conf"
 bad "config: no section" "config .*bad3.conf: File contains no section headers" create t --print-table --config "$WORK/bad3.conf"
 bad "trace: both" "give a device NAME \(with --seconds\) or --from FILE" trace t --from "$WORK/x"
 # values only the kernel refused before: now refused before anything changes
-bad "amount over 100 %" "prefetch amount 'held:200'.*0-100" create t --print-table "${N[@]}" --size 1G --prefetch rr --amount held:200
-bad "cap over the kernel's" "prefetch amount 'written:5:2000000'" create t --print-table "${N[@]}" --size 1G --prefetch rr --amount written:5:2000000
-bad "idle:0" "prefetch when 'idle:0'" create t --print-table "${N[@]}" --size 1G --prefetch rr --when idle:0
+bad "amount over 100 %" "--amount 'held:200'.*0-100" create t --print-table "${N[@]}" --size 1G --prefetch rr --amount held:200
+bad "cap over the kernel's" "--amount 'written:5:2000000'" create t --print-table "${N[@]}" --size 1G --prefetch rr --amount written:5:2000000
+bad "idle:0" "--when 'idle:0'" create t --print-table "${N[@]}" --size 1G --prefetch rr --when idle:0
 printf '[device]\nflash = \377\n' >"$WORK/bad4.conf"
 bad "config: not UTF-8" "bad4.conf: not UTF-8" create t --print-table --config "$WORK/bad4.conf"
 bad "status --watch -1" "--watch -1: expected seconds" status --watch -1

@@ -17,7 +17,8 @@ from .device import Failure
 EXIT_CODES = """exit status:
   0  done
   1  the operation failed (dmsetup, the kernel or a tool said no; see the message)
-  2  bad option or value: nothing was created or changed
+  2  bad option or value (also a --flash or --disk that is not a block device,
+     a server name that does not resolve): nothing was printed, created or changed
   3  no such device, not an nswap2l device, or a file that cannot be read
   4  not root
   5  a tool is missing (blktrace, blkparse, matplotlib)"""
@@ -58,7 +59,7 @@ def cmd_create(args):
     settings = create_settings(args)
     priority = settings.get("priority", DEFAULT_SWAP_PRIORITY)
     if not str(priority).lstrip("-").isdigit() or not -1 <= int(priority) <= 32767:
-        raise table.bad(f"swap priority '{priority}': expected -1..32767")
+        raise table.bad_value("--priority", priority, "a whole number, -1..32767")
     line, key = table.build(args.name, settings)
     if args.print_table:
         print(line)
@@ -163,7 +164,8 @@ def cmd_status(args):
     while True:
         records = [status_record(n) for n in names]
         if args.json:
-            text = json.dumps(records if not args.names or len(names) > 1 else records[0], indent=2)
+            # a list however many devices: one shape for scripts
+            text = json.dumps(records, indent=2)
         else:
             text = "\n\n".join(format_status(r) for r in records) or "no nswap2l devices"
         if interval is None:
@@ -186,8 +188,8 @@ def cmd_servers(args):
             print(f"{s['address']} {s['state']} held {pages(s['held'])} free {pages(s['free'])}")
         return
     if not args.server:
-        raise table.bad(f"servers {args.action}: which server (IPv4-ADDRESS:PORT)?")
-    server = table.parse_server(args.server)
+        raise table.bad(f"servers {args.action}: which server ({table.SERVER_FORMS})?")
+    server = table.parse_server(args.server, "server")
     device.require_root(f"servers {args.action}")
     device.table_of(args.name)
     device.message(args.name, f"{args.action}_server", server)
@@ -195,21 +197,23 @@ def cmd_servers(args):
           else f"remove {server}: its pages are being moved off (see nswap2l status {args.name})")
 
 
-PREFETCH_SETTINGS = (("policy", "policy", table.check_policy), ("when", "when", table.check_when),
-                     ("amount", "amount", table.check_amount),
-                     ("interval", "interval_ms", table.check_interval))
+# (argument, sysfs file, check, the argument's name in a refusal)
+PREFETCH_SETTINGS = (("policy", "policy", table.check_policy, "POLICY"),
+                     ("when", "when", table.check_when, "--when"),
+                     ("amount", "amount", table.check_amount, "--amount"),
+                     ("interval", "interval_ms", table.check_interval, "--interval"))
 
 
 def cmd_prefetch(args):
-    changes = [(sysfs, check(getattr(args, opt)))
-               for opt, sysfs, check in PREFETCH_SETTINGS if getattr(args, opt) is not None]
+    changes = [(sysfs, check(getattr(args, opt), option))
+               for opt, sysfs, check, option in PREFETCH_SETTINGS if getattr(args, opt) is not None]
     if changes:
         device.require_root("prefetch")
     device.table_of(args.name)
     for sysfs, value in changes:
         device.sysfs_write(args.name, f"prefetch/{sysfs}", value)
     current = {sysfs: device.sysfs_read(args.name, f"prefetch/{sysfs}").strip()
-               for _, sysfs, _ in PREFETCH_SETTINGS}
+               for _, sysfs, _, _ in PREFETCH_SETTINGS}
     stats = device.parse_key_values(device.sysfs_read(args.name, "prefetch/stats"))
     if args.json:
         print(json.dumps({"settings": current, "stats": stats}, indent=2))
@@ -409,24 +413,35 @@ def build_parser():
     p = command("create", cmd_create, "create a device (and swap on it with --swap)",
                 "Settings come from --config FILE (INI, e.g. /etc/nswap2l/NAME.conf) and the "
                 "options,\nthe options winning.  The key file is loaded into the session keyring "
-                "as logon key\nnswap2l:NAME (the table names it) and linked into root's user keyring.\n\nexample:\n"
+                "as logon key\nnswap2l:NAME (the table names it) and linked into root's user keyring.\n"
+                f"The servers know this client by --client NAME, \"{table.DEFAULT_CLIENT}\" if not given: "
+                f"a server run\nwith --clients DIR must hold the key as DIR/{table.DEFAULT_CLIENT} "
+                "(or DIR/NAME).\n\nexample:\n"
                 "  nswap2l create nswap --netram 10.0.0.21:7000,10.0.0.22:7000 "
                 "--key-file /etc/nswap2l/web1.key \\\n"
                 "      --client web1 --flash /dev/nvme0n1p3 --disk /dev/sdb2 --prefetch lrs --swap")
     p.add_argument("name", metavar="NAME", help="the device: /dev/mapper/NAME")
     p.add_argument("--config", metavar="FILE", help="read the settings from FILE first")
-    p.add_argument("--netram", metavar="H:P,...", help="Network RAM servers (nswapd), IPv4:port")
+    p.add_argument("--netram", metavar="H:P,...",
+                   help="Network RAM servers (nswapd): IPv4:PORT or HOST:PORT, a HOST "
+                        "resolved to its IPv4 address once, now")
     p.add_argument("--key-file", metavar="FILE", help="the key the servers know this client by")
-    p.add_argument("--client", metavar="NAME", help="client name on the servers (nswapd --clients)")
+    p.add_argument("--client", metavar="NAME",
+                   help=f"client name on the servers (default \"{table.DEFAULT_CLIENT}\": a server run "
+                        f"with --clients DIR needs the key in DIR/{table.DEFAULT_CLIENT}, "
+                        "or in DIR/NAME with --client NAME)")
     p.add_argument("--flash", metavar="DEV", help="flash tier block device")
     p.add_argument("--disk", metavar="DEV", help="disk tier block device")
     p.add_argument("--size", metavar="SIZE",
-                   help="device size, e.g. 8G (default: flash + disk; needed with Network RAM only)")
-    p.add_argument("--timeout", metavar="S", help="Network RAM request timeout in seconds (default 30)")
+                   help=f"device size, e.g. 8G or 1.5G ({table.SIZE_HELP}; default: flash + disk; "
+                        "needed with Network RAM only)")
+    p.add_argument("--timeout", metavar="S",
+                   help=f"Network RAM request timeout in seconds (default {table.DEFAULT_TIMEOUT})")
     p.add_argument("--reliability", metavar="R", help="none, mirror or parity[,group=N]")
     p.add_argument("--protect", metavar="AEAD",
-                   help="page protection AEAD, or none (default rfc7539(chacha20,poly1305))")
-    p.add_argument("--placement", metavar="POLICY", help="placement policy (default fastest_free)")
+                   help=f"page protection: {', '.join(table.PROTECTS)} (default {table.DEFAULT_PROTECT})")
+    p.add_argument("--placement", metavar="POLICY",
+                   help=f"placement policy: {', '.join(table.PLACEMENTS)} (default {table.DEFAULT_PLACEMENT})")
     p.add_argument("--prefetch", metavar="POLICY", help=f"prefetch policy: {', '.join(table.PREFETCH_POLICIES)}")
     p.add_argument("--when", metavar="WHEN", help="prefetch when: always, swapping, idle[:N]")
     p.add_argument("--amount", metavar="AMOUNT", help="prefetch amount: written:P[:CAP] or held:P[:CAP]")

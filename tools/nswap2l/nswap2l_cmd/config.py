@@ -25,7 +25,10 @@ def default_path(name):
 
 def load(path):
     """The settings in PATH; Failure naming the file and the bad line."""
-    parser = configparser.ConfigParser(interpolation=None, empty_lines_in_values=False)
+    # "key = value   # why": a '#' after whitespace starts a comment, a '#'
+    # inside a word (a path like /dev/disk/by-label/a#b) is kept
+    parser = configparser.ConfigParser(interpolation=None, empty_lines_in_values=False,
+                                       inline_comment_prefixes=("#",))
     try:
         with open(path) as f:
             parser.read_file(f)

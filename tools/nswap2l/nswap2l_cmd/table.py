@@ -3,17 +3,32 @@
 table line.  Everything here is checked before anything is loaded, so a bad
 value changes nothing on the system."""
 
+import decimal
 import ipaddress
+import math
 import os
 import re
+import socket
 import stat
+import sys
 
 from . import device
 from .device import Failure, EXIT_USAGE, EXIT_NO_DEVICE
 
 SECTOR = 512
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
-PREFETCH_POLICIES = ("none", "rr", "random", "lrs", "mrs", "auto")
+# The values the kernel's table parser takes, in one place: the options'
+# checks and --help both read them.
+PREFETCH_POLICIES = ("none", "rr", "random", "lrs", "mrs", "auto")   # policy/prefetch_*.c
+PLACEMENTS = ("fastest_free",)      # policy/*.c: each nswap2l_placement_register()
+# protect=: none, or a synchronous AEAD with a 12-byte nonce, a 16-byte tag and
+# a 256-bit key (netram_protect.c).  The crypto API would take other names
+# too; these are the ones known to pass all three checks.
+PROTECTS = ("none", "rfc7539(chacha20,poly1305)", "gcm(aes)")
+DEFAULT_PROTECT = "rfc7539(chacha20,poly1305)"     # nswap2l.h: NSWAP2L_DEFAULT_PROTECT
+DEFAULT_PLACEMENT = "fastest_free"                 # NSWAP2L_DEFAULT_PLACEMENT
+DEFAULT_CLIENT = "default"                         # NSWAP2L_DEFAULT_CLIENT_NAME
+DEFAULT_TIMEOUT = 30                               # NSWAP2L_DEFAULT_TIMEOUT_SECS
 RELIABILITY = re.compile(r"^(none|mirror|parity(,group=[2-7])?)$")
 CLIENT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,30}$")
 WHEN = re.compile(r"^(always|swapping|idle(:[0-9]+)?)$")
@@ -28,18 +43,35 @@ def bad(message):
     return Failure(message, EXIT_USAGE)
 
 
-def parse_size(text):
-    """'8G', '512M', '1048576' (bytes, binary units) -> bytes, whole pages."""
-    match = re.fullmatch(r"\s*([0-9]+)\s*([KMGTP]?)(i?B)?\s*", text or "", re.IGNORECASE)
+def bad_value(option, value, expected):
+    """The refusal of one value, naming the option (or setting) and the value."""
+    return bad(f"{option} '{value}': expected {expected}")
+
+
+def one_of(option, value, accepted):
+    if value not in accepted:
+        raise bad_value(option, value, "one of " + ", ".join(accepted))
+    return value
+
+
+SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([KMGTP]?)(?:i?B)?\s*", re.IGNORECASE)
+SIZE_HELP = "K, M, G, T, P are powers of 1024; rounded up to whole 4 KiB pages"
+
+
+def parse_size(text, option="--size"):
+    """'8G', '1.5G', '512MiB', '1048576' (bytes) -> bytes, rounded up to
+    whole pages as lvcreate rounds up to whole extents."""
+    match = SIZE.fullmatch(str(text))
     if not match:
-        raise bad(f"size '{text}': expected a number of bytes with an optional K, M, G, T or P")
-    size = int(match.group(1)) * SIZE_UNITS[match.group(2).upper()]
-    if size == 0 or size % device.PAGE_SIZE:
-        raise bad(f"size '{text}': must be a positive multiple of 4 KiB")
-    return size
+        raise bad_value(option, text, f"a size such as 8G or 1.5G ({SIZE_HELP})")
+    size = decimal.Decimal(match.group(1)) * SIZE_UNITS[match.group(2).upper()]
+    if size == 0:
+        raise bad_value(option, text, "a size of more than 0")
+    return math.ceil(size / device.PAGE_SIZE) * device.PAGE_SIZE
 
 
 def parse_servers(text):
+    """--netram's list -> ['IPv4:PORT', ...], host names resolved."""
     servers = [s.strip() for s in (text or "").split(",") if s.strip()]
     if not servers:
         raise bad("--netram: no server given")
@@ -57,50 +89,71 @@ def parse_servers(text):
     return parsed
 
 
-def parse_server(text):
+SERVER_FORMS = "IPv4-ADDRESS:PORT or HOST-NAME:PORT, e.g. 10.0.0.21:7000 or donor1:7000"
+# RFC 1123 labels; a last label of digits only is a mistyped address, not a
+# name (getaddrinfo would read 10.1 as 10.0.0.1)
+HOST_NAME = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
+                       r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?")
+
+
+def parse_server(text, option="--netram"):
+    """HOST:PORT -> 'IPv4:PORT' as netram= takes it (tier_netram.c: IPv4 only)."""
     host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise bad_value(option, text, SERVER_FORMS + ", PORT 1-65535")
+    return f"{ipv4_address(host, option, text)}:{port}"
+
+
+def ipv4_address(host, option, text):
     try:
-        ipaddress.IPv4Address(host)
-        ok = sep and port.isdigit() and 0 < int(port) < 65536
+        return str(ipaddress.IPv4Address(host))
     except ValueError:
-        ok = False
-    if not ok:
-        raise bad(f"server '{text}': expected IPv4-ADDRESS:PORT, e.g. 10.0.0.21:7000")
-    return text
+        pass
+    if ":" in host or host.startswith("["):
+        raise bad_value(option, text, "an IPv4 address or a host name: the kernel's netram= takes no IPv6")
+    if not HOST_NAME.fullmatch(host) or host.rstrip(".").rsplit(".", 1)[-1].isdigit():
+        raise bad_value(option, text, SERVER_FORMS)
+    try:
+        found = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as err:
+        raise bad(f"{option} '{text}': cannot resolve {host} to an IPv4 address "
+                  f"({getattr(err, 'strerror', None) or err})") from None
+    address = found[0][4][0]
+    # the table holds the address; say which one, as the name may move later
+    print(f"nswap2l: {host} is {address}", file=sys.stderr)
+    return address
 
 
-def parse_seconds(text, what, low, high):
+def parse_seconds(text, option, low, high):
     if not str(text).isdigit() or not low <= int(text) <= high:
-        raise bad(f"{what} '{text}': expected whole seconds, {low}..{high}")
+        raise bad_value(option, text, f"whole seconds, {low}..{high}")
     return int(text)
 
 
-def check_policy(value):
-    if value not in PREFETCH_POLICIES:
-        raise bad(f"prefetch policy '{value}': unknown (valid: {' '.join(PREFETCH_POLICIES)})")
-    return value
+def check_policy(value, option="--prefetch"):
+    return one_of(option, value, PREFETCH_POLICIES)
 
 
-def check_when(value):
+def check_when(value, option="--when"):
     match = WHEN.match(value)
     if not match or (match.group(2) and not 1 <= int(match.group(2)[1:]) < 1 << 32):
-        raise bad(f"prefetch when '{value}': expected always, swapping or idle[:N], N 1 or more")
+        raise bad_value(option, value, "always, swapping or idle[:N], N 1 or more")
     return value
 
 
-def check_amount(value):
+def check_amount(value, option="--amount"):
     """As prefetch.c checks it, so that no setting is half applied."""
     match = AMOUNT.match(value)
     numbers = [int(n) for n in value.split(":")[1:]] if match else []
     if not match or numbers[0] > 100 or (len(numbers) == 2 and not 1 <= numbers[1] <= MAX_PREFETCH_CAP):
-        raise bad(f"prefetch amount '{value}': expected written:P[:CAP] or held:P[:CAP], "
-                  f"P a percentage 0-100, CAP pages per wake-up 1-{MAX_PREFETCH_CAP}")
+        raise bad_value(option, value, "written:P[:CAP] or held:P[:CAP], "
+                        f"P a percentage 0-100, CAP pages per wake-up 1-{MAX_PREFETCH_CAP}")
     return value
 
 
-def check_interval(value):
+def check_interval(value, option="--interval"):
     if not str(value).isdigit() or not MIN_INTERVAL <= int(value) <= MAX_INTERVAL:
-        raise bad(f"prefetch interval '{value}': expected milliseconds, {MIN_INTERVAL}..{MAX_INTERVAL}")
+        raise bad_value(option, value, f"milliseconds, {MIN_INTERVAL}..{MAX_INTERVAL}")
     return str(int(value))
 
 
@@ -111,7 +164,7 @@ def block_device(path, what):
     except OSError as err:
         raise Failure(f"{what} {path}: {err.strerror}", EXIT_NO_DEVICE) from None
     if not stat.S_ISBLK(st.st_mode):
-        raise Failure(f"{what} {path}: not a block device", EXIT_NO_DEVICE)
+        raise bad(f"{what} {path}: not a block device")
     try:
         return device.block_device_size(path), st.st_rdev
     except OSError as err:
@@ -148,16 +201,18 @@ def build(name, settings):
         args.append(f"key=:{len(key)}:logon:{device.key_description(name)}")
         if settings.get("client"):
             if not CLIENT.match(settings["client"]) or settings["client"].startswith("."):
-                raise bad(f"client '{settings['client']}': 1 to 31 of A-Z a-z 0-9 _ . - (not starting with .)")
+                raise bad_value("--client", settings["client"],
+                                "1 to 31 of A-Z a-z 0-9 _ . - (not starting with .)")
             args.append("client=" + settings["client"])
         if settings.get("timeout") is not None:
-            args.append(f"timeout={parse_seconds(settings['timeout'], 'timeout', 1, 3600)}")
+            args.append(f"timeout={parse_seconds(settings['timeout'], '--timeout', 1, 3600)}")
         if settings.get("reliability"):
             if not RELIABILITY.match(settings["reliability"]):
-                raise bad(f"reliability '{settings['reliability']}': expected none, mirror or parity[,group=2..7]")
+                raise bad_value("--reliability", settings["reliability"],
+                                "none, mirror or parity[,group=2..7]")
             args.append("reliability=" + settings["reliability"])
         if settings.get("protect"):
-            args.append("protect=" + settings["protect"])
+            args.append("protect=" + one_of("--protect", settings["protect"], PROTECTS))
     else:
         for option in ("key_file", "client", "timeout", "reliability", "protect"):
             if settings.get(option) is not None:
@@ -175,7 +230,7 @@ def build(name, settings):
     if not args:
         raise bad("no tier: give --netram, --flash and/or --disk")
     if settings.get("placement"):
-        args.append("placement=" + settings["placement"])
+        args.append("placement=" + one_of("--placement", settings["placement"], PLACEMENTS))
     prefetch = prefetch_arg(settings)
     if prefetch:
         if not settings.get("netram") or not settings.get("flash"):
