@@ -80,6 +80,9 @@ static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 t
 		break;
 	case NSWAP2L_ERR_AUTH:
 		return -EKEYREJECTED;
+	case NSWAP2L_ERR_NO_CLIENT:
+		/* No key for client=, says an unauthenticated reply: a refusal, no more. */
+		return -ENOKEY;
 	case NSWAP2L_ERR_VERSION:
 		return -EPROTONOSUPPORT;
 	default:
@@ -181,7 +184,7 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 	struct nswap2l_hello hello = {
 		.version_min = cpu_to_le32(NSWAP2L_PROTO_VERSION),
 		.version_max = cpu_to_le32(NSWAP2L_PROTO_VERSION),
-		.capabilities = cpu_to_le64(NSWAP2L_CAP_EVICT),
+		.capabilities = cpu_to_le64(NSWAP2L_CAP_EVICT | NSWAP2L_CAP_NO_CLIENT),
 	};
 	struct nswap2l_msg_header hello_hdr, reply_hdr, auth_hdr;
 	struct nswap2l_hello_reply reply;

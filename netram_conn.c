@@ -295,11 +295,29 @@ static void netram_disconnect(struct netram_server *srv, int error)
 		netram_fail_queued(srv);
 }
 
-static const char *netram_error_text(int error)
+/* Room for the longest of netram_error_text(), a client name included. */
+#define NETRAM_ERROR_TEXT_SIZE	(64 + NSWAP2L_PROTO_CLIENT_NAME_SIZE)
+
+/* What follows "server <ip:port>" in the line that says why it failed. */
+static const char *netram_error_text(struct netram_server *srv, int error, char *buf)
 {
+	/* NUL-terminated: a client name has at most NSWAP2L_PROTO_CLIENT_NAME_SIZE - 1 bytes */
+	const char *client = srv->nt->client_name;
+
 	switch (error) {
+	case -ENOKEY:
+		/* "default" is what a table without client= sends */
+		snprintf(buf, NETRAM_ERROR_TEXT_SIZE, "does not know client '%s'%s", client,
+			 strcmp(client, NSWAP2L_DEFAULT_CLIENT_NAME) ? "" :
+			 ", the name when client= is not given");
+		return buf;
 	case -EKEYREJECTED:
-		return "rejected the key (or does not know it)";
+		/*
+		 * Also: the server's own proof was wrong, or a server from before
+		 * NSWAP2L_ERR_NO_CLIENT does not know the name.
+		 */
+		snprintf(buf, NETRAM_ERROR_TEXT_SIZE, "rejected the key of client '%s'", client);
+		return buf;
 	case -ECONNREFUSED:
 		return "refused the connection";
 	case -ETIMEDOUT:
@@ -325,6 +343,7 @@ static int netram_receiver(void *data)
 	struct netram_server *srv = data;
 	unsigned long backoff = NETRAM_BACKOFF_MIN;
 	unsigned int noreclaim = memalloc_noreclaim_save();
+	char why[NETRAM_ERROR_TEXT_SIZE];
 	int r, last_error = 0;
 
 	while (!kthread_should_stop()) {
@@ -332,7 +351,8 @@ static int netram_receiver(void *data)
 		/* Once per cause: a revoked key must not go unnoticed, nor flood. */
 		if (r && r != last_error && srv->ever_up && r != -ESHUTDOWN)
 			DMWARN_LIMIT("%s: server %s: cannot reconnect: %s (error %d)",
-				     netram_dev_name(srv->nt), srv->name, netram_error_text(r), r);
+				     netram_dev_name(srv->nt), srv->name,
+				     netram_error_text(srv, r, why), r);
 		last_error = r;
 		if (!srv->first_done) {
 			srv->first_result = r;
@@ -377,6 +397,7 @@ int netram_start_server(struct netram_server *srv)
 /* The result of the server's first connection attempt, explained in dmesg. */
 int netram_first_connection(struct netram_server *srv, struct dm_target *ti)
 {
+	char why[NETRAM_ERROR_TEXT_SIZE];
 	int r;
 
 	wait_event(srv->wait, smp_load_acquire(&srv->first_done));
@@ -384,12 +405,13 @@ int netram_first_connection(struct netram_server *srv, struct dm_target *ti)
 	if (!r)
 		return 0;
 	if (ti)
-		nswap2l_bad_table(ti, "Cannot reach Network RAM server",
+		nswap2l_bad_table(ti, r == -ENOKEY ? "Network RAM server does not know the client" :
+				  "Cannot reach Network RAM server",
 				  "netram: server %s %s (error %d)", srv->name,
-				  netram_error_text(r), r);
+				  netram_error_text(srv, r, why), r);
 	else
 		DMERR("%s: server %s %s (error %d)", netram_dev_name(srv->nt), srv->name,
-		      netram_error_text(r), r);
+		      netram_error_text(srv, r, why), r);
 	return r;
 }
 

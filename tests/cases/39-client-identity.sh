@@ -3,7 +3,8 @@
 # "default"), `dmsetup table` shows it, a reload must keep it.  Revoking the
 # client on every server (its key file removed, SIGHUP) closes its
 # connections at once and refuses its reconnects: the servers fail, dmesg
-# says why, reads of its pages end with an I/O error, never other data.
+# says why ("does not know client 'web1'", where a wrong key is "rejected
+# the key"), reads of its pages end with an I/O error, never other data.
 # Granting it again lets it back in; the servers kept its namespace (grace
 # period), so every page reads back right.  Pages go out under a session
 # MAC computed before they are sent, so the device asks for stable writes.
@@ -26,10 +27,22 @@ dmesg_mark
 expect_fail "client= without netram=" dmsetup create bad --table "0 8192 nswap2l 2 disk=/dev/vdb client=x"
 dmesg_new | grep -q "client= names us to Network RAM servers, but no netram= is given" ||
 	die "no dmesg reason for client= without netram=: $(dmesg_new)"
-# a name the servers do not know is refused at create time
+# a name the servers do not know is refused at create time, and dmesg says
+# so; a known name with a wrong key is refused as such
 dmesg_mark
 expect_fail "an unknown client" dmsetup create bad --table "0 8192 nswap2l 3 $NETRAM client=stranger"
-dmesg_new | grep -q "rejected the key (or does not know it)" || die "no dmesg reason for an unknown client: $(dmesg_new)"
+dmesg_new | grep -q "server [0-9.:]* does not know client 'stranger' (error -126)" ||
+	die "no dmesg reason for an unknown client: $(dmesg_new)"
+rc=0
+out=$(netram-hello -c stranger "$(netram_server 0)" "$NST_KEY_FILE") || rc=$?
+assert_eq "$rc" 4 "netram-hello exit status for an unknown client ($out)"
+head -c 32 /dev/urandom >/tmp/wrong.key
+addkey logon nswap2l:wrong /tmp/wrong.key @u >/dev/null || die "add the wrong key"
+dmesg_mark
+expect_fail "a wrong key" dmsetup create bad --table "0 8192 nswap2l 2 $(netram_table_arg nswap2l:wrong)"
+dmesg_new | grep -q "server [0-9.:]* rejected the key of client 'default' (error -129)" ||
+	die "no dmesg reason for a wrong key: $(dmesg_new)"
+if dmesg_new | grep -q "does not know client"; then die "a wrong key reads as an unknown client: $(dmesg_new)"; fi
 
 server_ctl grant web1 || die "grant web1"
 TABLE="0 $((PAGES * 8)) nswap2l 4 $NETRAM client=web1 timeout=3"
@@ -59,7 +72,7 @@ server_ctl revoke web1 || die "revoke web1"
 failed() { servers_in_state c failed 0 1; }
 wait_until 60 c "both servers failed after the revocation" failed
 show_status c
-dmesg_new | grep -q "server .*: cannot reconnect: rejected the key (or does not know it)" ||
+dmesg_new | grep -q "server .*: cannot reconnect: does not know client 'web1'" ||
 	die "no dmesg line for the refused reconnect: $(dmesg_new)"
 # every read fails: an I/O error, never data that is not ours
 set -- $(blkpat_scan_counts /dev/mapper/c 0 $PAGES 5)

@@ -16,8 +16,10 @@
  * nothing before it is trusted).
  * Exit status: 0 ok, 1 connection or protocol failure (a wrong server
  * proof included), 3 the server refused the key (AUTH reply with status
- * NSWAP2L_ERR_AUTH, or the connection closed instead of an AUTH reply), 2
- * usage.
+ * NSWAP2L_ERR_AUTH, or the connection closed instead of an AUTH reply), 4
+ * the server has no key for CLIENT (AUTH reply with status
+ * NSWAP2L_ERR_NO_CLIENT, which HELLO asks for with NSWAP2L_CAP_NO_CLIENT;
+ * prints auth=noclient), 2 usage.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -339,7 +341,7 @@ int main(int argc, char **argv)
 
 	hello.version_min = htole32(NSWAP2L_PROTO_VERSION);
 	hello.version_max = htole32(NSWAP2L_PROTO_VERSION);
-	hello.capabilities = 0;
+	hello.capabilities = htole64(NSWAP2L_CAP_NO_CLIENT);
 	memcpy(hello.client_name, client, strlen(client));
 	get_random(hello.client_id, sizeof(hello.client_id));
 	get_random(hello.client_nonce, sizeof(hello.client_nonce));
@@ -382,6 +384,10 @@ int main(int argc, char **argv)
 		if (r == 0 || (r > 0 && le32toh(h.status) == NSWAP2L_ERR_AUTH)) {
 			printf(" auth=refused\n");
 			return 3;
+		}
+		if (r > 0 && le32toh(h.status) == NSWAP2L_ERR_NO_CLIENT) {
+			printf(" auth=noclient\n");
+			return 4;
 		}
 		if (r < 0)
 			FAIL("reading the AUTH reply: %s", errno ? strerror(errno) : "short read");

@@ -328,10 +328,18 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	if (cfg->insecure) {
 		key = &no_key;
 	} else if (!key) {
-		log_warn_peer("peer %s: authentication failed: no client named %s, closing",
-			      conn->peer, name);
+		/*
+		 * Said as such, on both sides, so that an operator sees which
+		 * name to give a key: the peer learns whether a name is known
+		 * (names are not secret; see nswap2l_proto.h), never a key.
+		 * Only --clients knows names: --key-file has a key for every one.
+		 */
+		log_warn_peer("peer %s: authentication failed: client '%s' unknown (no file %s/%s), closing",
+			      conn->peer, name, cfg->clients_dir ? cfg->clients_dir : "", name);
 		conn->srv->auth_failures++;
-		queue_reply(conn, &req->hdr, NSWAP2L_ERR_AUTH, 0);
+		queue_reply(conn, &req->hdr,
+			    conn->capabilities & NSWAP2L_CAP_NO_CLIENT ? NSWAP2L_ERR_NO_CLIENT :
+			    NSWAP2L_ERR_AUTH, 0);
 		conn->state = CONN_CLOSING;
 		return;
 	}

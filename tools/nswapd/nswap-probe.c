@@ -5,9 +5,11 @@
  * Pages and their seals carry a pattern derived from (client id, key,
  * seed), so that a GET can tell correct data and seals from stale,
  * misplaced or foreign ones.  Every command ends with an outcome (ok,
- * nospc, noent, auth, version, invalid, closed, timeout, mismatch,
- * badserver) printed as "outcome: X"; the exit status is 0 when it is the
- * one --expect names (default ok), 1 when not, 2 on usage errors.
+ * nospc, noent, auth, noclient, version, invalid, closed, timeout,
+ * mismatch, badserver) printed as "outcome: X"; the exit status is 0 when
+ * it is the one --expect names (default ok), 1 when not, 2 on usage errors.
+ * Its HELLO announces NSWAP2L_CAP_NO_CLIENT: a server without a key for
+ * --client answers noclient, a wrong key of a known client gets auth.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -460,7 +462,7 @@ static void handshake(struct client *cl)
 	struct nswap2l_hello hello = {
 		.version_min = opt.version_min,
 		.version_max = opt.version_max,
-		.capabilities = opt.evict ? NSWAP2L_CAP_EVICT : 0,
+		.capabilities = NSWAP2L_CAP_NO_CLIENT | (opt.evict ? NSWAP2L_CAP_EVICT : 0),
 	};
 	struct nswap2l_hello_reply reply;
 	struct auth_handshake hs;

@@ -295,6 +295,7 @@ const char *proto_status_name(uint32_t status)
 		[NSWAP2L_ERR_NOENT] = "noent",
 		[NSWAP2L_ERR_AUTH] = "auth",
 		[NSWAP2L_ERR_VERSION] = "version",
+		[NSWAP2L_ERR_NO_CLIENT] = "noclient",
 	};
 
 	if (status < sizeof(names) / sizeof(names[0]))

@@ -34,6 +34,14 @@
  * own still cannot claim another client's name, or one key shared by every
  * name (all holders of that key are then one client, told apart only by
  * their client ids).  A client id is random, one per device and server.
+ * A server with no key for the name answers AUTH with NSWAP2L_ERR_NO_CLIENT
+ * (to a client that announced NSWAP2L_CAP_NO_CLIENT; to any other with
+ * NSWAP2L_ERR_AUTH, as before that capability), without checking the proof,
+ * so that an operator learns which name the server wants.  Anybody who can
+ * connect learns so whether a name is known (the names are not secret, as
+ * nbd's export names; the keys are), and nothing else: a known name with a
+ * wrong proof gets NSWAP2L_ERR_AUTH.  Neither status is authenticated, so a
+ * client takes either for a refusal and acts on nothing else in it.
  *
  * Authentication (the key never crosses the wire): K is the key of the
  * client name (16..NSWAP2L_PROTO_MAX_KEY_SIZE bytes).  Every byte of the
@@ -162,10 +170,13 @@ enum nswap2l_status {
 	NSWAP2L_ERR_NOENT	= 3,	/* no such page (GET) */
 	NSWAP2L_ERR_AUTH	= 4,	/* key proof wrong: connection closes */
 	NSWAP2L_ERR_VERSION	= 5,	/* no common version: connection closes */
+	NSWAP2L_ERR_NO_CLIENT	= 6,	/* AUTH: no key for this client name (only to
+					   NSWAP2L_CAP_NO_CLIENT): connection closes */
 };
 
 /* Capabilities, announced in HELLO and HELLO reply. */
 #define NSWAP2L_CAP_EVICT	(1ULL << 0)	/* client takes EVICT messages */
+#define NSWAP2L_CAP_NO_CLIENT	(1ULL << 1)	/* client knows NSWAP2L_ERR_NO_CLIENT */
 
 /*
  * Header flags: 0, except in the AUTH reply, where the server says whether

@@ -1,0 +1,74 @@
+# The README's cluster path, as far as a guest can follow it (issue 28).
+# The donors run nswapd --clients DIR with one key file per client name,
+# here web1's only (the harness's "default" is revoked).  The client has
+# the module installed (the unit's ExecStartPre: modprobe), web1's key in
+# /etc/nswap2l/web1.key and /etc/nswap2l/nswap.conf; the systemd unit's own
+# commands create the device as swap and remove it.  Without "client =" the
+# table names client 'default', which the servers do not know: the create
+# fails and says so, in dmesg and in nswap2l's error, and leaves nothing.
+# With "client = web1" pages swapped out under a memory cgroup's limit come
+# back right, and status shows both servers up.
+# servers: 2
+# timeout: 120
+
+S0=$(netram_server 0)
+S1=$(netram_server 1)
+# donors: "head -c 32 /dev/urandom > /etc/nswapd/clients/web1", SIGHUP
+server_ctl grant web1 || die "grant web1"
+server_ctl revoke default || die "revoke default"
+# the client: the donors' file for web1 (the harness's key) copied over
+cp "$NST_KEY_FILE" /etc/nswap2l/web1.key && chmod 600 /etc/nswap2l/web1.key || die "copy the key"
+conf() { # the client line, or nothing
+	cat >/etc/nswap2l/nswap.conf <<-EOF
+	[device]
+	netram = $S0,$S1
+	key-file = /etc/nswap2l/web1.key
+	$1
+	size = 64M
+	timeout = 10
+	[swap]
+	enable = yes
+	priority = 100
+	EOF
+}
+# systemctl enable --now nswap2l@nswap: the unit's commands, as systemd runs them
+unit=/opt/nswap2l/systemd/nswap2l@.service
+unit_cmds() { sed -n "s/^$1=//p" "$unit" | sed 's/%i/nswap/g'; }
+private_keyring $(unit_cmds ExecStartPre) || die "ExecStartPre: $(unit_cmds ExecStartPre)"
+
+log "without client =: the servers do not know client 'default'"
+conf ""
+dmesg_mark
+exits_with 1 "kernel: .*server [0-9.:]+ does not know client 'default'" private_keyring $(unit_cmds ExecStart)
+log "$(grep "kernel: .*does not know" /tmp/.err)"
+dmesg_new | grep -q "server [0-9.:]* does not know client 'default'" ||
+	die "no dmesg line for the unknown client: $(dmesg_new)"
+assert_eq "$(dm_count)" 0 "devices after the refused create"
+if grep -q "nswap2l:" /proc/keys; then die "a key is left after the refused create: $(grep nswap2l: /proc/keys)"; fi
+
+log "with client = web1"
+conf "client = web1"
+private_keyring $(unit_cmds ExecStart) || die "ExecStart: $(unit_cmds ExecStart)"
+dmsetup table nswap | grep -q " client=web1" || die "no client=web1 in the table: $(dmsetup table nswap)"
+awk '$1 ~ /^\/dev\/(mapper\/nswap|dm-[0-9]+)$/ && $5 == 100 { f = 1 } END { exit !f }' /proc/swaps ||
+	die "no swap of priority 100: $(cat /proc/swaps)"
+# 16 MiB of checked memory in a cgroup that may keep 8 MiB of it: the rest
+# goes to swap, to the servers, and comes back
+grep -q " /sys/fs/cgroup cgroup2 " /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup ||
+	die "mount cgroup2"
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control || die "memory controller"
+mkdir -p /sys/fs/cgroup/web1
+echo 8M >/sys/fs/cgroup/web1/memory.max || die "memory.max"
+sh -c 'echo $$ >/sys/fs/cgroup/web1/cgroup.procs && exec memcheck -m 16 -p 1 -s 28' ||
+	die "memcheck: pages wrong after swap on Network RAM"
+show_status nswap
+assert_gt "$(tier_stat nswap netram writes)" 1024 "pages swapped out to Network RAM"
+assert_gt "$(tier_stat nswap netram reads)" 0 "pages swapped in from Network RAM"
+nswap2l status nswap >/tmp/st.txt || die "status"
+cat /tmp/st.txt
+for s in "$S0" "$S1"; do
+	grep -Eq "^  $s +up " /tmp/st.txt || die "status does not show $s up"
+done
+private_keyring $(unit_cmds ExecStop) || die "ExecStop: $(unit_cmds ExecStop)"
+[ "$(wc -l </proc/swaps)" = 1 ] || die "swap left after ExecStop: $(cat /proc/swaps)"
+assert_eq "$(dm_count)" 0 "devices after ExecStop"
