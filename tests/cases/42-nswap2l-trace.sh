@@ -4,10 +4,14 @@
 # those, on the device and on its flash tier, find the one sequential run,
 # the 3 pages written once and read many times and the re-read ratio 6/10;
 # the replay of the prefetch policies must cover every read page; the
-# access map must be a valid PNG of its set size.  --from on the recorded
-# file gives the same analysis.  Bad input: no --seconds, no such device,
-# no blktrace.
-# disks: flash=16M disk=16M
+# access map must be a valid PNG of its set size.  --keep-raw keeps the
+# records, and --from on them gives the same analysis.  Bounded space: a
+# trace without --keep-raw writes only its summary and picture, also of
+# more bios than their blkparse text would take in its --out (a 6 MiB
+# tmpfs); with --keep-raw into a directory that runs short, the recording
+# stops, exit status 1, with the summary of what it recorded and room left.
+# Bad input: no --seconds, no such device, no blktrace.
+# disks: flash=32M disk=16M
 # timeout: 300
 
 load_nswap2l
@@ -18,7 +22,7 @@ mkdir /tmp/no-blktrace && ln -s "$(command -v dmsetup)" /tmp/no-blktrace/
 exits_with 5 "blktrace not found \(apt-get install blktrace\)" env PATH=/tmp/no-blktrace /sbin/nswap2l trace tr --seconds 1
 exits_with 3 "/tmp/none: No such file" nswap2l trace --from /tmp/none
 
-nswap2l trace tr --seconds 6 --out /tmp/tr >/tmp/trace.out 2>&1 &
+nswap2l trace tr --seconds 6 --out /tmp/tr --keep-raw >/tmp/trace.out 2>&1 &
 tracer=$!
 wait_until 20 tr "blktrace running" test -e /sys/kernel/debug/block/dm-0/trace0
 sleep 1
@@ -48,9 +52,70 @@ assert_eq "$(json_get $j 'set(r["reads"] for r in d["replays"])')" "{10}" "reads
 grep -q "^best policy on this trace: \|no policy" /tmp/trace.out || die "summary has no verdict"
 assert_eq "$(png_size /tmp/tr/access-map.png)" 1200x800 "access map size"
 
-nswap2l trace --from /tmp/tr/trace.blkparse --out /tmp/again >/dev/null || die "trace --from"
-cmp /tmp/tr/summary.json /tmp/again/summary.json || die "trace --from analysed differently"
+assert_eq "$(ls /tmp/tr | tr '\n' ' ')" "access-map.png summary.json summary.txt trace.bin trace.info " \
+	"files of a --keep-raw trace"
+nswap2l trace --from /tmp/tr/trace.bin --out /tmp/again >/dev/null || die "trace --from"
+cmp /tmp/tr/summary.json /tmp/again/summary.json || die "trace --from analysed differently: $(diff /tmp/tr/summary.json /tmp/again/summary.json)"
 assert_eq "$(png_size /tmp/again/access-map.png)" 1200x800 "access map of --from"
+nswap2l trace --from /tmp/tr >/dev/null 2>&1 || die "trace --from DIR"
+cmp /tmp/tr/summary.json /tmp/again/summary.json || die "trace --from DIR analysed differently"
+
+# started: the trace is running (blktrace made its debugfs files)
+started() {
+	wait_until 20 tr "blktrace running" test -e /sys/kernel/debug/block/dm-0/trace0
+}
+# write_pages N: N one-page direct writes, 32 in flight
+write_pages() {
+	fio --name=many --filename=/dev/mapper/tr --rw=randwrite --bs=4k --iodepth=32 \
+		--ioengine=libaio --direct=1 --size=24M --io_size=$(($1 * 4))k >/tmp/fio.log 2>&1 ||
+		die "fio: $(tail -n 5 /tmp/fio.log)"
+}
+
+# Without --keep-raw: 80,000 bios, whose blkparse text alone (about 100
+# bytes a bio) would not fit the 6 MiB --out, and nothing but the summary
+# and the picture in it.
+mkdir /tmp/small && mount -t tmpfs -o size=6M small /tmp/small || die "tmpfs"
+nswap2l trace tr --seconds 30 --max-bios 80000 --out /tmp/small/t >/tmp/trace.out 2>&1 &
+tracer=$!
+started
+write_pages 90000
+wait $tracer || die "nswap2l trace into 6 MiB failed: $(cat /tmp/trace.out)"
+# all_bios FILE: the bios of every traced device in summary.json FILE
+all_bios() {
+	json_get "$1" 'sum(v["writes"] + v["reads"] + v.get("discards", 0) for v in d["summary"]["devices"].values())'
+}
+bios=$(all_bios /tmp/small/t/summary.json)
+[ "$bios" -ge 80000 ] || die "only $bios bios recorded: $(cat /tmp/trace.out)"
+json_get /tmp/small/t/summary.json 'd["summary"]["stopped_early"]' | grep -q "^--max-bios 80000 reached" ||
+	die "summary does not say why it stopped: $(cat /tmp/trace.out)"
+assert_eq "$(ls /tmp/small/t | tr '\n' ' ')" "access-map.png summary.json summary.txt " "files of a trace"
+log "$bios bios traced into 6 MiB: $(du -sk /tmp/small/t | cut -f1) KiB written"
+umount /tmp/small
+
+# --keep-raw into a directory that runs short: 40 MiB, of which 36 are
+# what the trace keeps free (summary and blktrace's buffers), so about 4
+# MiB for the records (about 170 bytes a bio: -a queue also records each
+# bio's G, I, P and U events): some 25,000 bios.
+mount -t tmpfs -o size=40M small /tmp/small || die "tmpfs"
+nswap2l trace tr --seconds 60 --keep-raw --out /tmp/small/t >/tmp/trace.out 2>&1 &
+tracer=$!
+started
+rc=0
+for round in 1 2 3 4 5 6 7 8; do
+	kill -0 $tracer 2>/dev/null || break
+	write_pages 20000
+done
+wait $tracer || rc=$?
+assert_eq "$rc" 1 "exit status of a trace that ran out of space ($(cat /tmp/trace.out))"
+grep -q "ran out of space: the summary covers the [0-9]* bios recorded until then" /tmp/trace.out ||
+	die "no message for the space: $(cat /tmp/trace.out)"
+json_get /tmp/small/t/summary.json 'd["summary"]["stopped_early"]' | grep -q "ran out of space" ||
+	die "summary.json does not say why it stopped"
+[ -s /tmp/small/t/summary.txt ] && [ -s /tmp/small/t/trace.bin ] || die "summary or records missing"
+free_kb=$(df -k /tmp/small | awk 'NR == 2 {print $4}')
+[ "$free_kb" -gt 1024 ] || die "only $free_kb KiB left in --out"
+log "stopped with $free_kb KiB free; trace.bin $(du -k /tmp/small/t/trace.bin | cut -f1) KiB of $(all_bios /tmp/small/t/summary.json) bios"
+umount /tmp/small
 nswap2l remove tr >/dev/null || die "remove"
 # for a look at them: build/test-logs/42-nswap2l-trace.files/
 export_file /tmp/tr/access-map.png

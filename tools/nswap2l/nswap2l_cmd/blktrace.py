@@ -1,5 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Parser of blkparse's default text output (blkparse -i NAME -D DIR, no -f).
+"""Parsers of blktrace's binary records (RecordReader) and of blkparse's
+default text output (parse: blkparse -i NAME -D DIR, no -f), into a Trace.
+
+The records are what blktrace writes (-o -, or its per-CPU files): a
+struct blk_io_trace each (include/uapi/linux/blktrace_api.h), then pdu_len
+bytes.  Their times are the kernel's, absolute, so the CPUs' records sort
+into one order; blkparse reading a pipe prints them with times that start
+again from zero now and then, which no analysis can put back in order.
 
 An event line is "MAJ,MIN CPU SEQ SECONDS.NANOS PID ACTION RWBS" and then,
 depending on the action, "SECTOR + NSECT [COMM]", "SECTOR + NSECT [ERROR]",
@@ -12,11 +19,12 @@ the bios (Q events with data) are kept; the others are counted.
 
 A trace can have millions of lines: each is split once, no regex.
 """
+import struct
 import sys
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, islice
 from typing import Optional
 
 COMMENT = "nswap2l-trace"
@@ -56,6 +64,18 @@ class Trace:
     @property
     def nr_bios(self):
         return len(self.times)
+
+    def sort_by_time(self):
+        """Puts the bios in the order of their times, equal times in the
+        order of their lines: blkparse merges the CPUs' records by time when
+        it reads files, but passes them on in batches when it reads a pipe."""
+        times = self.times
+        if all(map(float.__le__, times, islice(times, 1, None))):
+            return
+        order = sorted(range(len(times)), key=times.__getitem__)
+        for name in ("times", "kinds", "sectors", "nsects", "devs"):
+            column = getattr(self, name)
+            setattr(self, name, array(column.typecode, map(column.__getitem__, order)))
 
     def bios(self, dev):
         """(time, kind, sector, nsect) of each bio of @dev, made as it is
@@ -145,10 +165,12 @@ def _opens_summary(line):
     return line.startswith(SUMMARY_OPENERS) or (line.startswith("CPU") and line.endswith("):"))
 
 
-def parse(lines):
-    """The Trace of blkparse output (any iterable of lines); never raises on
-    a bad line, it counts it in Trace.skipped."""
-    trace = Trace()
+def parse(lines, trace=None):
+    """The Trace of blkparse output (any iterable of lines), filled into
+    @trace if given (a reader of a live trace watches it grow); never
+    raises on a bad line, it counts it in Trace.skipped."""
+    if trace is None:
+        trace = Trace()
     index = {}                  # dev -> its index in trace.devices_seen
     first, last = float("inf"), float("-inf")
     in_summary = False
@@ -189,7 +211,93 @@ def parse(lines):
             trace.skipped += 1
     if first <= last:
         trace.span = (first, last)
+    trace.sort_by_time()
     return trace
+
+
+# struct blk_io_trace: magic, sequence, time (ns), sector, bytes, action,
+# pid, device, cpu, error, pdu_len, in the byte order of the machine that
+# recorded it
+RECORD = struct.Struct("=IIQQIIIIIHH")
+RECORD_MAGIC, MAGIC_MASK = 0x65617400, 0xffffff00      # the low byte is the version
+TC_SHIFT = 16                                         # the category bits, above the action
+TC_WRITE, TC_NOTIFY, TC_DISCARD = 1 << 1, 1 << 10, 1 << 13
+TA_QUEUE = 1
+MINOR_BITS = 20                                       # the kernel's dev_t
+
+
+def _record_kind(category, nbytes):
+    """The index in KINDS of a queued bio, as blkparse's RWBS would say it."""
+    if category & TC_DISCARD:
+        return 2
+    if category & TC_WRITE:
+        return 1
+    return 0 if nbytes else None
+
+
+class RecordReader:
+    """Fills a Trace from blktrace's records, fed in pieces of any size as
+    they come (a record may span two pieces).  close() when they end."""
+
+    def __init__(self, trace=None):
+        self.trace = trace if trace is not None else Trace()
+        self.pending = b""
+        self.index = {}         # device number -> its index in trace.devices_seen
+        self.first, self.last = float("inf"), float("-inf")
+
+    def comment(self, line):
+        """A "# nswap2l-trace ..." line, from outside the records."""
+        _comment(self.trace, line.split())
+
+    def _device(self, number):
+        dev_index = self.index.get(number)
+        if dev_index is None:
+            dev_index = self.index[number] = len(self.index)
+            self.trace.devices_seen.append(f"{number >> MINOR_BITS},{number & ((1 << MINOR_BITS) - 1)}")
+        return dev_index
+
+    def feed(self, data):
+        """ValueError if @data is not blktrace records."""
+        buf = self.pending + data if self.pending else data
+        trace, unpack, size, offset = self.trace, RECORD.unpack_from, RECORD.size, 0
+        while len(buf) - offset >= size:
+            magic, _, ns, sector, nbytes, action, _, number, _, _, pdu_len = unpack(buf, offset)
+            if magic & MAGIC_MASK != RECORD_MAGIC:
+                raise ValueError(f"not blktrace records (no magic at byte {offset} of a piece)")
+            if len(buf) - offset < size + pdu_len:
+                break
+            offset += size + pdu_len
+            category = action >> TC_SHIFT
+            if category & TC_NOTIFY:        # process names, timestamps, messages
+                continue
+            time = ns / 1e9
+            self.first, self.last = min(self.first, time), max(self.last, time)
+            kind_index = _record_kind(category, nbytes) if action & 0xffff == TA_QUEUE else None
+            dev_index = self._device(number)
+            if kind_index is None or nbytes >> 9 == 0:
+                trace.other_events += 1
+                continue
+            trace.times.append(time)
+            trace.kinds.append(kind_index)
+            trace.sectors.append(sector)
+            trace.nsects.append(nbytes >> 9)
+            trace.devs.append(dev_index)
+        self.pending = buf[offset:]
+
+    def close(self):
+        """The Trace, in time order."""
+        if self.pending:
+            self.trace.skipped += 1         # a record cut short at the end
+            self.pending = b""
+        if self.first <= self.last:
+            self.trace.span = (self.first, self.last)
+        self.trace.sort_by_time()
+        return self.trace
+
+
+def is_records(head):
+    """Do the first bytes of a file, @head, open a blktrace record?"""
+    return len(head) >= 4 and struct.unpack_from("=I", head)[0] & MAGIC_MASK == RECORD_MAGIC
 
 
 def parse_file(path):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from . import config, device, table
+from . import config, device, recorder, table
 from .device import Failure
 
 EXIT_CODES = """exit status:
@@ -273,22 +273,9 @@ def cmd_profile(args):
 
 # ---- trace ----------------------------------------------------------------------
 
-TRACE_FILE = "trace.blkparse"
-
-
 def progress(text):
     """What a long trace is doing now, on stderr (stdout has the summary)."""
     print(f"nswap2l trace: {text}", file=sys.stderr, flush=True)
-
-
-def trace_devices(name):
-    """[(kernel name, role)] of the device and its block tiers."""
-    args = device.table_args(device.table_of(name))
-    devs = [(device.dm_minor_name(name), "device")]
-    for tier in ("flash", "disk"):
-        if tier in args:
-            devs.append((device.block_name(args[tier]), tier))
-    return devs
 
 
 def make_dir(path):
@@ -300,58 +287,22 @@ def make_dir(path):
         raise Failure(f"output directory {path}: not writable", device.EXIT_FAILED)
 
 
-def record_trace(name, seconds, out):
-    blktrace = device.require_tool("blktrace", "blktrace")
-    blkparse = device.require_tool("blkparse", "blktrace")
-    devs = trace_devices(name)
-    if not os.path.ismount("/sys/kernel/debug"):
-        device.run(["mount", "-t", "debugfs", "debugfs", "/sys/kernel/debug"], "mount debugfs")
-    raw = os.path.join(out, "blktrace")
-    os.makedirs(raw, exist_ok=True)
-    # Queue events only (one per bio, what the analysis counts): a sixth of
-    # a full trace, which matters when the traced device is the swap of a
-    # machine short of memory.
-    argv = [blktrace, "-a", "queue", "-w", str(seconds), "-D", raw]
-    for kname, _ in devs:
-        argv += ["-d", f"/dev/{kname}"]
-    progress(f"tracing {name} ({', '.join(f'{k} as {r}' for k, r in devs)}) for {seconds} s")
-    with open(os.path.join(out, "blktrace.log"), "w") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        start = time.monotonic()
-        while proc.poll() is None:
-            if sys.stderr.isatty():
-                sys.stderr.write(f"\r  {time.monotonic() - start:4.0f} of {seconds} s")
-            time.sleep(1 if sys.stderr.isatty() else 0.2)
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
-    if proc.returncode != 0:
-        with open(os.path.join(out, "blktrace.log")) as log:
-            raise Failure(f"blktrace failed: {log.read().strip()}", device.EXIT_FAILED)
-    path = os.path.join(out, TRACE_FILE)
-    progress(f"blkparse into {path}")
-    with open(path, "w") as f:
-        for kname, role in devs:
-            majmin = open(f"/sys/class/block/{kname}/dev").read().strip().replace(":", ",")
-            label = name if role == "device" else kname
-            f.write(f"# nswap2l-trace device {majmin} role={role} name={label}\n")
-        f.write(f"# nswap2l-trace seconds {seconds}\n")
-        f.flush()
-        parse = subprocess.run([blkparse, "-D", raw] + [a for k, _ in devs for a in ("-i", k)],
-                               stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.PIPE, text=True)
-    if parse.returncode != 0:
-        raise Failure(f"blkparse failed: {parse.stderr.strip()}", device.EXIT_FAILED)
-    return path
-
-
-def cmd_trace(args):
-    if bool(args.name) == bool(args.from_file):
-        raise table.bad("give a device NAME (with --seconds) or --from FILE")
-    from . import analysis, blktrace
+def draw_access_map(trace, picture):
+    """The picture, if matplotlib is there: the summary does not need it."""
+    from . import plots
     try:
-        analysis.check_replay_settings(args.when, args.amount, args.interval)
-    except ValueError as err:
-        raise table.bad(str(err)) from None
-    plots = load_plots()
+        plots.require_matplotlib()
+    except RuntimeError as err:
+        progress(f"no {os.path.basename(picture)}: {err}")
+        return False
+    progress(f"drawing {picture}")
+    plots.access_map(trace, picture)
+    return True
+
+
+def trace_input(args):
+    """(Recording, output directory) of a device traced now or of --from."""
+    from . import recorder
     if args.name:
         if not args.seconds or args.seconds < 1:
             raise table.bad("--seconds N (1 or more) says how long to record")
@@ -359,38 +310,67 @@ def cmd_trace(args):
         device.require_root("trace")
         out = args.out or f"nswap2l-trace-{args.name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
         make_dir(out)
-        path = record_trace(args.name, args.seconds, out)
-    else:
-        path = args.from_file
-        if os.path.isdir(path):
-            path = os.path.join(path, TRACE_FILE)
-        out = args.out or os.path.dirname(path) or "."
-        make_dir(out)
+        return recorder.record(args.name, args.seconds, out, progress,
+                               keep_raw=args.keep_raw, max_bios=args.max_bios), out
+    if args.keep_raw:
+        raise table.bad("--keep-raw keeps what a recording reads; --from reads a kept trace")
+    path = args.from_file
+    out = args.out or (path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    make_dir(out)
     progress(f"reading {path}")
     try:
-        trace = blktrace.parse_file(path)
+        return recorder.load(path), out
     except (OSError, UnicodeDecodeError) as err:
         raise Failure(f"{path}: {getattr(err, 'strerror', None) or 'not blkparse text'}",
                       device.EXIT_NO_DEVICE) from None
-    if not trace.nr_bios:
+
+
+def cmd_trace(args):
+    if bool(args.name) == bool(args.from_file):
+        raise table.bad("give a device NAME (with --seconds) or --from FILE")
+    if args.max_bios < 1:
+        raise table.bad(f"--max-bios {args.max_bios}: need 1 or more")
+    from . import analysis
+    try:
+        analysis.check_replay_settings(args.when, args.amount, args.interval)
+    except ValueError as err:
+        raise table.bad(str(err)) from None
+    recording, out = trace_input(args)
+    trace = recording.trace
+    if recording.stopped:
+        progress(f"stopped early: {recording.stopped}")
+    if not trace.nr_bios and not recording.out_of_space:
         if args.name:
-            raise Failure(f"{args.name}: no I/O in {args.seconds} s: nothing to analyse "
-                          f"(the events are in {path})", device.EXIT_FAILED)
-        raise Failure(f"{path}: no I/O in the trace (is it blkparse output?)", device.EXIT_NO_DEVICE)
+            raise Failure(f"{args.name}: no I/O in {args.seconds} s: nothing to analyse",
+                          device.EXIT_FAILED)
+        raise Failure(f"{recording.source}: no I/O in the trace (is it blkparse output?)",
+                      device.EXIT_NO_DEVICE)
     progress(f"analysing {trace.nr_bios} bios")
     summary = analysis.summarise(trace)
     replays = analysis.replay_all(trace, when=args.when, amount=args.amount,
                                   interval_ms=args.interval)
+    if recording.stopped:
+        summary["stopped_early"] = recording.stopped
+    summary["events_dropped"] = recording.dropped
     report = analysis.format_summary(summary, replays)
+    if recording.stopped:
+        report += f"\nrecording stopped early: {recording.stopped}"
+    if recording.dropped:
+        report += (f"\nblktrace dropped {recording.dropped} events: the I/O outran the analysis "
+                   f"(the counts above are short by as many bios)")
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(report + "\n")
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump({"summary": summary, "replays": replays}, f, indent=2)
     print(report)
-    picture = os.path.join(out, "access-map.png")
-    progress(f"drawing {picture}")
-    plots.access_map(trace, picture)
-    print(f"\nwrote {os.path.join(out, 'summary.txt')}, summary.json and access-map.png")
+    wrote = ["summary.txt", "summary.json"]
+    if draw_access_map(trace, os.path.join(out, "access-map.png")):
+        wrote.append("access-map.png")
+    print(f"\nwrote {', '.join(wrote)} in {out}")
+    if recording.out_of_space:
+        raise Failure(f"{out} ran out of space: the summary covers the {trace.nr_bios} bios "
+                      f"recorded until then (without --keep-raw a trace takes no room there)",
+                      device.EXIT_FAILED)
 
 
 # ---- the parser -----------------------------------------------------------------
@@ -482,16 +462,26 @@ def build_parser():
     p.add_argument("--json", action="store_true")
 
     p = command("trace", cmd_trace, "record the device's I/O with blktrace and analyse it",
-                "Writes to --out DIR: trace.blkparse (the events), summary.txt, summary.json\n"
-                "and access-map.png (page or swap slot over time, reads and writes).  The summary\n"
-                "replays the prefetch policies on the trace: how many reads each would have\n"
-                "served from flash, with --when/--amount/--interval as the device would use them.")
+                "Writes to --out DIR: summary.txt, summary.json and access-map.png (page or swap\n"
+                "slot over time, reads and writes; only the picture needs matplotlib).  The\n"
+                "summary replays the prefetch policies on the trace: how many reads each would\n"
+                "have served from flash, with --when/--amount/--interval as the device would use\n"
+                "them.  blktrace's records stream through blkparse into the analysis: nothing\n"
+                "else is written unless --keep-raw keeps them (trace.bin and trace.info); then\n"
+                "the recording stops when --out runs short of space, and the command writes the\n"
+                "summary of what it recorded and exits with status 1.  Memory grows with the\n"
+                "bios recorded, up to --max-bios (the README says what a million bios cost).")
     p.add_argument("name", metavar="NAME", nargs="?")
     p.add_argument("--seconds", metavar="N", type=int, help="how long to record")
     p.add_argument("--out", metavar="DIR",
                    help="output directory (default: a new one here; with --from, FILE's own)")
+    p.add_argument("--keep-raw", action="store_true",
+                   help="also keep the raw records in --out, for --from")
+    p.add_argument("--max-bios", metavar="N", type=int, default=recorder.DEFAULT_MAX_BIOS,
+                   help=f"stop recording after N bios (default {recorder.DEFAULT_MAX_BIOS})")
     p.add_argument("--from", dest="from_file", metavar="FILE",
-                   help="analyse a trace recorded earlier (FILE or its directory)")
+                   help="analyse a trace recorded earlier: its --out DIR, its trace.bin, "
+                        "or blkparse text (- for stdin)")
     p.add_argument("--when", default="always",
                    help="prefetch when, for the replay: always or swapping (default always)")
     p.add_argument("--amount", default="written:10", help="prefetch amount, for the replay (default written:10)")

@@ -150,6 +150,61 @@ class TestParse(unittest.TestCase):
         # 21 bios on 253,0, 5 on 254,0, 2 on 254,16.
         self.assertEqual(blktrace.main_device(blktrace.parse(lines)), DEVICE)
 
+    def test_out_of_order_lines(self):
+        # Equal times keep the order of their lines.
+        trace = blktrace.parse(["8,0 1 1 0.2 1 Q W 8 + 8 [a]", "8,0 0 1 0.1 1 Q R 0 + 8 [a]",
+                                "8,0 0 2 0.2 1 Q R 16 + 8 [a]"])
+        self.assertEqual(list(trace.bios("8,0")), [(0.1, "read", 0, 8), (0.2, "write", 8, 8),
+                                                   (0.2, "read", 16, 8)])
+
+
+def record(ns, sector, nbytes, category, action=blktrace.TA_QUEUE, dev=(8 << 20) | 16, pdu=b""):
+    """One struct blk_io_trace and its payload."""
+    return blktrace.RECORD.pack(blktrace.RECORD_MAGIC | 7, 0, ns, sector, nbytes,
+                                action | category << blktrace.TC_SHIFT, 1, dev, 0, 0,
+                                len(pdu)) + pdu
+
+
+class TestRecords(unittest.TestCase):
+    QUEUE = 1 << 4
+
+    def records(self):
+        return b"".join([
+            record(3_000_000_000, 64, 8192, self.QUEUE | blktrace.TC_WRITE),
+            record(1_000_000_000, 0, 0, blktrace.TC_NOTIFY, action=0, pdu=b"kswapd0\0"),
+            record(1_000_000_000, 8, 4096, self.QUEUE | 1),                 # a read
+            record(2_000_000_000, 16, 4096, self.QUEUE | blktrace.TC_DISCARD | blktrace.TC_WRITE),
+            record(2_500_000_000, 16, 4096, self.QUEUE | 1, action=6),       # not a Q: counted
+            record(2_600_000_000, 0, 0, self.QUEUE | blktrace.TC_WRITE),   # a flush: no data
+        ])
+
+    def read(self, data, piece):
+        reader = blktrace.RecordReader()
+        reader.comment("# nswap2l-trace device 8,16 role=device name=sdb")
+        for start in range(0, len(data), piece):
+            reader.feed(data[start:start + piece])
+        return reader.close()
+
+    def test_in_pieces_of_any_size(self):
+        data = self.records()
+        for piece in (1, 7, 48, 1000):
+            trace = self.read(data, piece)
+            self.assertEqual(list(trace.bios("8,16")), [(1.0, "read", 8, 8),
+                                                        (2.0, "discard", 16, 8),
+                                                        (3.0, "write", 64, 16)], piece)
+            self.assertEqual((trace.other_events, trace.span, trace.skipped), (2, (1.0, 3.0), 0))
+            self.assertEqual(trace.devices["8,16"]["role"], "device")
+
+    def test_cut_short_and_not_records(self):
+        data = self.records()
+        self.assertEqual(self.read(data[:-10], 4096).skipped, 1)
+        self.assertTrue(blktrace.is_records(data))
+        self.assertFalse(blktrace.is_records(b"253,0 1 1 0.1"))
+        with self.assertRaises(ValueError):
+            self.read(b"x" * 48, 48)
+
+
+class TestEmpty(unittest.TestCase):
     def test_empty(self):
         trace = blktrace.parse([])
         self.assertEqual((trace.nr_bios, trace.other_events, trace.devices_seen, trace.span,
