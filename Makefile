@@ -49,7 +49,7 @@ test: deps
 
 demo: deps
 	$(MAKE) module KVER=$(KVER)
-	tests/run --verbose --cases-dir tests/demo --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko
+	tests/run --verbose --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko 46-swap-demo
 
 bench: deps
 	$(MAKE) module KVER=$(KVER)
