@@ -10,7 +10,9 @@
 #                             installs what it needs); TESTS="..." picks guest cases
 #   make demo                 boot a guest and swap to the device over its tiers
 #   make bench [KVER=...]     run the benchmarks in a guest
-#   make deps                 install the Debian packages the project needs
+#   make deps                 install the Debian packages the tests need (QEMU, and the
+#                             headers of the guests' kernels, not the running kernel's)
+#   make dkms-install         copy the module's sources to /usr/src and dkms install them
 #   make build-check          W=1 -Werror builds for Debian 12's 6.1 and 6.12
 #                             (make test builds the same way: a warning fails it)
 
@@ -19,12 +21,21 @@ KDIR ?= /lib/modules/$(KVER_FULL)/build
 # The kernel series the module must work on (DESIGN: Debian 12's 6.1 and 6.12).
 KERNELS := 6.1 6.12
 
-.PHONY: all module build-check deps test demo bench clean help
+# What DKMS builds from: the Kbuild sources, not the tests, tools or build/.
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+DKMS_SRC ?= /usr/src/dm-nswap2l-$(DKMS_VERSION)
+DKMS_SOURCES := Kbuild dkms.conf $(filter-out %.mod.c,$(wildcard *.c *.h policy/*.c policy/*.h include/uapi/linux/*.h))
+
+.PHONY: all module build-check deps test demo bench dkms-source dkms-install clean help
 
 all: module
 
 module:
-	@test -n "$(KVER_FULL)" || { echo "no kernel headers found for '$(KVER)': run 'make deps'" >&2; exit 1; }
+	@test -n "$(KVER_FULL)" || { \
+		echo "no kernel headers found for '$(or $(KVER),Debian 12's default kernel)':" \
+			"apt-get install linux-headers-$(or $(KVER),amd64)" >&2; \
+		echo "(make deps installs the headers of the test guests' kernels, 6.1 and 6.12)" >&2; \
+		exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 # The kernels the module must build warning-free for (DESIGN: 6.1 and 6.12).
@@ -55,10 +66,19 @@ bench: deps
 	$(MAKE) module KVER=$(KVER)
 	bench/run --kver "$$(scripts/kernel-version $(KVER))" --module $(CURDIR)/dm-nswap2l.ko
 
+dkms-source:
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)
+	cp --parents $(DKMS_SOURCES) $(DKMS_SRC)/
+
+dkms-install: dkms-source
+	@command -v dkms >/dev/null || { echo "dkms not found: apt-get install dkms linux-headers-$$(uname -r)" >&2; exit 1; }
+	dkms install dm-nswap2l/$(DKMS_VERSION)
+
 clean:
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	$(MAKE) -C tools clean
 	rm -rf build
 
 help:
-	@sed -n '3,14s/^# \{0,1\}//p' Makefile
+	@sed -n '3,17s/^# \{0,1\}//p' Makefile
