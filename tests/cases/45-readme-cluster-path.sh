@@ -47,7 +47,7 @@ assert_eq "$(dm_count)" 0 "devices after the refused create"
 if grep -q "nswap2l:" /proc/keys; then die "a key is left after the refused create: $(grep nswap2l: /proc/keys)"; fi
 
 log "with client = web1"
-conf "client = web1"
+conf "client = web1             # the key's file name on the donors (as in the README)"
 private_keyring $(unit_cmds ExecStart) || die "ExecStart: $(unit_cmds ExecStart)"
 dmsetup table nswap | grep -q " client=web1" || die "no client=web1 in the table: $(dmsetup table nswap)"
 awk '$1 ~ /^\/dev\/(mapper\/nswap|dm-[0-9]+)$/ && $5 == 100 { f = 1 } END { exit !f }' /proc/swaps ||
