@@ -148,9 +148,7 @@ policy = mrs
 enable = yes
 priority = 7
 EOF
-unit=/opt/nswap2l/systemd/nswap2l@.service
-unit_cmds() { sed -n "s/^$1=//p" "$unit" | sed 's/%i/sw/g'; }
-for cmd in "$(unit_cmds ExecStartPre)" "$(unit_cmds ExecStart)"; do
+for cmd in "$(unit_command ExecStartPre sw)" "$(unit_command ExecStart sw)"; do
 	log "unit: $cmd"
 	private_keyring $cmd || die "unit command '$cmd' failed"
 done
@@ -163,7 +161,7 @@ dmsetup table sw | grep -q "prefetch=mrs" || die "config prefetch not in the tab
 printf '[device]\nflash = %s\nsise = 1G\n' "$FLASH" >/etc/nswap2l/bad.conf
 exits_with 2 "unknown key 'sise' in \[device\]" nswap2l create --config /etc/nswap2l/bad.conf bad
 exits_with 3 "config /etc/nswap2l/none.conf: No such file" nswap2l create --config /etc/nswap2l/none.conf none
-cmd=$(unit_cmds ExecStop)
+cmd=$(unit_command ExecStop sw)
 log "unit: $cmd"
 private_keyring $cmd || die "unit command '$cmd' failed"
 [ "$(wc -l </proc/swaps)" = 1 ] || die "swap left after ExecStop: $(cat /proc/swaps)"

@@ -7,7 +7,7 @@
 # access map must be a valid PNG of its set size.  --keep-raw keeps the
 # records, and --from on them gives the same analysis.  Bounded space: a
 # trace without --keep-raw writes only its summary and picture, also of
-# more bios than their blkparse text would take in its --out (a 6 MiB
+# more bios than their blkparse text would take in its --out (a 5 MiB
 # tmpfs); with --keep-raw into a directory that runs short, the recording
 # stops, exit status 1, with the summary of what it recorded and room left.
 # Bad input: no --seconds, no such device, no blktrace.
@@ -71,25 +71,26 @@ write_pages() {
 		die "fio: $(tail -n 5 /tmp/fio.log)"
 }
 
-# Without --keep-raw: 80,000 bios, whose blkparse text alone (about 100
-# bytes a bio) would not fit the 6 MiB --out, and nothing but the summary
-# and the picture in it.
-mkdir /tmp/small && mount -t tmpfs -o size=6M small /tmp/small || die "tmpfs"
-nswap2l trace tr --seconds 30 --max-bios 80000 --out /tmp/small/t >/tmp/trace.out 2>&1 &
+# Without --keep-raw: 25,000 bios, whose blktrace files and blkparse text
+# (about 130 and 300 bytes a bio: a line for each of a bio's Q, G, I, P and
+# U events) would not fit the 5 MiB --out, and nothing but the summary and
+# the picture in it.
+mkdir /tmp/small && mount -t tmpfs -o size=5M small /tmp/small || die "tmpfs"
+nswap2l trace tr --seconds 30 --max-bios 25000 --out /tmp/small/t >/tmp/trace.out 2>&1 &
 tracer=$!
 started
-write_pages 90000
-wait $tracer || die "nswap2l trace into 6 MiB failed: $(cat /tmp/trace.out)"
+write_pages 15000
+wait $tracer || die "nswap2l trace into 5 MiB failed: $(cat /tmp/trace.out)"
 # all_bios FILE: the bios of every traced device in summary.json FILE
 all_bios() {
 	json_get "$1" 'sum(v["writes"] + v["reads"] + v.get("discards", 0) for v in d["summary"]["devices"].values())'
 }
 bios=$(all_bios /tmp/small/t/summary.json)
-[ "$bios" -ge 80000 ] || die "only $bios bios recorded: $(cat /tmp/trace.out)"
-json_get /tmp/small/t/summary.json 'd["summary"]["stopped_early"]' | grep -q "^--max-bios 80000 reached" ||
+[ "$bios" -ge 25000 ] || die "only $bios bios recorded: $(cat /tmp/trace.out)"
+json_get /tmp/small/t/summary.json 'd["summary"]["stopped_early"]' | grep -q "^--max-bios 25000 reached" ||
 	die "summary does not say why it stopped: $(cat /tmp/trace.out)"
 assert_eq "$(ls /tmp/small/t | tr '\n' ' ')" "access-map.png summary.json summary.txt " "files of a trace"
-log "$bios bios traced into 6 MiB: $(du -sk /tmp/small/t | cut -f1) KiB written"
+log "$bios bios traced into 5 MiB: $(du -sk /tmp/small/t | cut -f1) KiB written"
 umount /tmp/small
 
 # --keep-raw into a directory that runs short: 40 MiB, of which 36 are
@@ -103,7 +104,7 @@ started
 rc=0
 for round in 1 2 3 4 5 6 7 8; do
 	kill -0 $tracer 2>/dev/null || break
-	write_pages 20000
+	write_pages 10000
 done
 wait $tracer || rc=$?
 assert_eq "$rc" 1 "exit status of a trace that ran out of space ($(cat /tmp/trace.out))"

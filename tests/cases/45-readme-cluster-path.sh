@@ -32,14 +32,12 @@ conf() { # the client line, or nothing
 	EOF
 }
 # systemctl enable --now nswap2l@nswap: the unit's commands, as systemd runs them
-unit=/opt/nswap2l/systemd/nswap2l@.service
-unit_cmds() { sed -n "s/^$1=//p" "$unit" | sed 's/%i/nswap/g'; }
-private_keyring $(unit_cmds ExecStartPre) || die "ExecStartPre: $(unit_cmds ExecStartPre)"
+private_keyring $(unit_command ExecStartPre nswap) || die "ExecStartPre: $(unit_command ExecStartPre nswap)"
 
 log "without client =: the servers do not know client 'default'"
 conf ""
 dmesg_mark
-exits_with 1 "kernel: .*server [0-9.:]+ does not know client 'default'" private_keyring $(unit_cmds ExecStart)
+exits_with 1 "kernel: .*server [0-9.:]+ does not know client 'default'" private_keyring $(unit_command ExecStart nswap)
 log "$(grep "kernel: .*does not know" /tmp/.err)"
 dmesg_new | grep -q "server [0-9.:]* does not know client 'default'" ||
 	die "no dmesg line for the unknown client: $(dmesg_new)"
@@ -48,7 +46,7 @@ if grep -q "nswap2l:" /proc/keys; then die "a key is left after the refused crea
 
 log "with client = web1"
 conf "client = web1             # the key's file name on the donors (as in the README)"
-private_keyring $(unit_cmds ExecStart) || die "ExecStart: $(unit_cmds ExecStart)"
+private_keyring $(unit_command ExecStart nswap) || die "ExecStart: $(unit_command ExecStart nswap)"
 dmsetup table nswap | grep -q " client=web1" || die "no client=web1 in the table: $(dmsetup table nswap)"
 awk '$1 ~ /^\/dev\/(mapper\/nswap|dm-[0-9]+)$/ && $5 == 100 { f = 1 } END { exit !f }' /proc/swaps ||
 	die "no swap of priority 100: $(cat /proc/swaps)"
@@ -58,7 +56,10 @@ grep -q " /sys/fs/cgroup cgroup2 " /proc/mounts || mount -t cgroup2 none /sys/fs
 	die "mount cgroup2"
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control || die "memory controller"
 mkdir -p /sys/fs/cgroup/web1
-echo 8M >/sys/fs/cgroup/web1/memory.max || die "memory.max"
+# memory.high, not memory.max: over it the kernel reclaims and throttles
+# the task, where memory.max kills it when swap-out is slower than the task
+# (a loaded host)
+echo 8M >/sys/fs/cgroup/web1/memory.high || die "memory.high"
 sh -c 'echo $$ >/sys/fs/cgroup/web1/cgroup.procs && exec memcheck -m 16 -p 1 -s 28' ||
 	die "memcheck: pages wrong after swap on Network RAM"
 show_status nswap
@@ -69,6 +70,6 @@ cat /tmp/st.txt
 for s in "$S0" "$S1"; do
 	grep -Eq "^  $s +up " /tmp/st.txt || die "status does not show $s up"
 done
-private_keyring $(unit_cmds ExecStop) || die "ExecStop: $(unit_cmds ExecStop)"
+private_keyring $(unit_command ExecStop nswap) || die "ExecStop: $(unit_command ExecStop nswap)"
 [ "$(wc -l </proc/swaps)" = 1 ] || die "swap left after ExecStop: $(cat /proc/swaps)"
 assert_eq "$(dm_count)" 0 "devices after ExecStop"

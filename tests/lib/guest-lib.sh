@@ -514,3 +514,9 @@ export_file() {
 	base64 "$1" || die "export_file $1"
 	echo "@@END"
 }
+
+# unit_command DIRECTIVE INSTANCE: the command line of nswap2l@INSTANCE's
+# DIRECTIVE (ExecStartPre, ExecStart, ExecStop), as systemd would run it
+unit_command() {
+	sed -n "s/^$1=//p" /opt/nswap2l/systemd/nswap2l@.service | sed "s/%i/$2/g"
+}
