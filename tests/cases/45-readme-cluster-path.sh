@@ -39,6 +39,8 @@ conf ""
 dmesg_mark
 exits_with 1 "kernel: .*server [0-9.:]+ does not know client 'default'" private_keyring $(unit_command ExecStart nswap)
 log "$(grep "kernel: .*does not know" /tmp/.err)"
+grep -q "hint: --client (client = in the config file) names this client as the servers do" /tmp/.err ||
+	die "no hint in nswap2l's error: $(cat /tmp/.err)"
 dmesg_new | grep -q "server [0-9.:]* does not know client 'default'" ||
 	die "no dmesg line for the unknown client: $(dmesg_new)"
 assert_eq "$(dm_count)" 0 "devices after the refused create"

@@ -89,10 +89,15 @@ class KernelLog:
         return lines
 
     def explain(self, failure):
-        """Failure with the target's own words appended."""
+        """Failure with the target's own words appended, and what to do
+        where the words alone do not say it."""
         lines = self.new_lines()
         if lines:
             failure.args = (failure.args[0] + "\n  kernel: " + "\n  kernel: ".join(lines),)
+        if any("does not know client" in line for line in lines):
+            failure.args = (failure.args[0] + "\n  hint: --client (client = in the config file) "
+                            "names this client as the servers do: the name of its key's file "
+                            "in their nswapd --clients directory",)
         return failure
 
     def close(self):
