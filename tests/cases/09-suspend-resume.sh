@@ -40,11 +40,17 @@ dmsetup reload nsw --table "$TABLE" || die "reload"
 dmsetup resume nsw || die "resume after reload"
 show_status nsw
 
-busy_fio() { # runs ~12 s of random I/O, no verify
+# fio has the device open and its I/O has reached the device
+busy_open() {
+	[ "$(dmsetup info -c --noheadings -o open nsw | tr -d ' ')" -gt 0 ] &&
+		[ "$(nsw_total nsw writes)" -gt "$W0" ]
+}
+busy_fio() { # runs 6 s of random I/O, no verify; returns once that I/O flows
+	W0=$(nsw_total nsw writes)
 	fio --eta=never --name=busy --filename=$DEV --ioengine=libaio --iodepth=8 --direct=1 --rw=randrw --bs=4k \
-		--time_based --runtime=12 --output=/tmp/fio-busy.log &
+		--time_based --runtime=6 --output=/tmp/fio-busy.log &
 	FIO=$!
-	sleep 3
+	wait_until 30 nsw "fio's I/O on the device" busy_open
 }
 
 # 1. plain remove while open: must fail (busy), device keeps working
