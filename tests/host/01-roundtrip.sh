@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 
 make_key k
-start_server s --key-file "$WORK/k.key" --grace 2
+start_server s --key-file "$WORK/k.key" --grace 5
 A=(--key-file "$WORK/k.key" --client-id a1)
 B=(--key-file "$WORK/k.key" --client-id b2)
 
@@ -36,16 +36,16 @@ assert_eq "$(ns_field s "$(client_id a1)" pages)" 500 "pages of a1 after FREE"
 assert_eq "$(stat_field s held_pages)" 1500 "pages held after FREE"
 
 # B keeps a connection open past the grace period, A does not
-probe s "${B[@]}" --duration 4 serve-evict >"$WORK/b-conn.out" 2>&1 &
+probe s "${B[@]}" --duration 7 serve-evict >"$WORK/b-conn.out" 2>&1 &
 B_CONN=$!
 wait_until 5 ns_connected s "$(client_id b2)" || fail "B's connection did not authenticate"
-sleep 3
+sleep 8
 probe_ok s "${A[@]}" --expect noent get 500 >/dev/null
 # (the log line about it is rate-limited with other lines peers cause)
 assert_eq "$(ns_field s "$(client_id a1)" pages)" 0 "A's pages after the grace period"
 probe_ok s "${B[@]}" --seed 22 get 0-999 >/dev/null
 wait "$B_CONN" || fail "B's long connection: $(tail -n 2 "$WORK/b-conn.out")"
-sleep 3
+sleep 6
 probe_ok s "${B[@]}" --expect noent get 0 >/dev/null
 assert_eq "$(stat_field s held_pages)" 0 "pages held after both grace periods"
 server_alive s

@@ -12,7 +12,7 @@ source "$(dirname "$0")/lib.sh"
 ATTACK=$REPO_DIR/tests/host/attack.py
 make_key k
 make_key wrong
-start_server s --key-file "$WORK/k.key"
+start_server s --key-file "$WORK/k.key" --max 1G	# free_pages from --max, not from MemAvailable, which moves
 C=(--key-file "$WORK/k.key" --client-id 7a)
 
 # the probe trusts the flag and free_pages of the AUTH reply once it checked
