@@ -14,10 +14,12 @@ max_bios bounds."""
 import contextlib
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -35,6 +37,10 @@ OUTPUT_ROOM = 4 << 20
 RAW_MARGIN = 32 << 20
 DEFAULT_MAX_BIOS = 4_000_000    # about 90 MiB of parser columns, 300 MiB at the analysis's peak
 CHUNK = 1 << 20                 # the most read from blktrace at once
+WAKE = 0.5                      # seconds between two looks when no records come
+# blktrace now and then hangs at the end of its -w in a pipe: past its time
+# by OVERRUN it is told to stop (SIGINT), and killed KILL_AFTER after that.
+OVERRUN, KILL_AFTER = 5, 5
 
 
 @dataclass
@@ -93,13 +99,23 @@ class _Watch:
         self.start = time.monotonic()
         self.stopped = None
         self.out_of_space = False
+        self.told_at = None             # when it was told to stop
         self.tty = sys.stderr.isatty()
 
     def stop(self, why):
         if self.stopped is None:
             self.stopped = why
-            if self.tracer.poll() is None:
-                self.tracer.send_signal(signal.SIGINT)     # blktrace flushes and ends
+            self.end()
+
+    def end(self):
+        """Tells blktrace to end (it flushes what it has), then makes it."""
+        if self.tracer.poll() is not None:
+            return
+        if self.told_at is None:
+            self.told_at = time.monotonic()
+            self.tracer.send_signal(signal.SIGINT)
+        elif time.monotonic() - self.told_at > KILL_AFTER:
+            self.tracer.kill()
 
     def look(self):
         elapsed = time.monotonic() - self.start
@@ -109,6 +125,8 @@ class _Watch:
             if self.stopped is None:
                 self.out_of_space = True
             self.stop(f"{self.out} ran out of space after {elapsed:.1f} s")
+        if elapsed > self.seconds + OVERRUN or self.told_at is not None:
+            self.end()
         if self.tty:
             sys.stderr.write(f"\r  {elapsed:4.0f} of {self.seconds} s, {self.trace.nr_bios} bios")
 
@@ -117,6 +135,9 @@ def _read_records(stream, reader, raw=None, watch=None):
     """Feeds @stream's records to @reader as they come, copying them into
     @raw if given; the Trace."""
     while True:
+        if watch and not select.select([stream], [], [], WAKE)[0]:
+            watch.look()
+            continue
         piece = stream.read1(CHUNK)
         if not piece:
             break
@@ -153,8 +174,9 @@ def record(name, seconds, out, progress, keep_raw=False, max_bios=DEFAULT_MAX_BI
     raw_path = os.path.join(out, RAW_FILE)
     progress(f"tracing {name} ({', '.join(f'{k} as {r}' for k, r in devs)}) for {seconds} s"
              + (f", records into {raw_path}" if keep_raw else ""))
+    said = tempfile.TemporaryFile()     # not a pipe: nothing it says can block it
     tracer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+                              stderr=said)
     watch = _Watch(tracer, reader.trace, out, keep_raw, max_bios, seconds)
     try:
         with open(raw_path, "wb") if keep_raw else contextlib.nullcontext() as raw:
@@ -164,9 +186,14 @@ def record(name, seconds, out, progress, keep_raw=False, max_bios=DEFAULT_MAX_BI
     finally:
         if tracer.poll() is None:       # an exception here: blktrace must not run on
             tracer.send_signal(signal.SIGINT)
-        tracer.wait()
-    said = tracer.stderr.read().decode(errors="replace").strip()
-    if tracer.returncode != 0 and watch.stopped is None:
+        try:
+            tracer.wait(KILL_AFTER)
+        except subprocess.TimeoutExpired:
+            tracer.kill()
+            tracer.wait()
+    said.seek(0)
+    said = said.read().decode(errors="replace").strip()
+    if tracer.returncode != 0 and watch.stopped is None and watch.told_at is None:
         raise Failure(f"blktrace failed: {said}", device.EXIT_FAILED)
     # blktrace ends with a "Total: N events (dropped D), ..." line a device
     dropped = sum(int(n) for n in re.findall(r"^\s*Total:.*\(dropped (\d+)\)", said, re.M))
