@@ -364,7 +364,7 @@ def cmd_trace(args):
         json.dump({"summary": summary, "replays": replays}, f, indent=2)
     print(report)
     wrote = ["summary.txt", "summary.json"]
-    if draw_access_map(trace, os.path.join(out, "access-map.png")):
+    if not args.no_picture and draw_access_map(trace, os.path.join(out, "access-map.png")):
         wrote.append("access-map.png")
     print(f"\nwrote {', '.join(wrote)} in {out}")
     if recording.out_of_space:
@@ -466,7 +466,7 @@ def build_parser():
                 "slot over time, reads and writes; only the picture needs matplotlib).  The\n"
                 "summary replays the prefetch policies on the trace: how many reads each would\n"
                 "have served from flash, with --when/--amount/--interval as the device would use\n"
-                "them.  blktrace's records stream through blkparse into the analysis: nothing\n"
+                "them.  blktrace's records stream straight into the analysis: nothing\n"
                 "else is written unless --keep-raw keeps them (trace.bin and trace.info); then\n"
                 "the recording stops when --out runs short of space, and the command writes the\n"
                 "summary of what it recorded and exits with status 1.  Memory grows with the\n"
@@ -479,6 +479,8 @@ def build_parser():
                    help="also keep the raw records in --out, for --from")
     p.add_argument("--max-bios", metavar="N", type=int, default=recorder.DEFAULT_MAX_BIOS,
                    help=f"stop recording after N bios (default {recorder.DEFAULT_MAX_BIOS})")
+    p.add_argument("--no-picture", action="store_true",
+                   help="write no access-map.png (the summary alone, sooner)")
     p.add_argument("--from", dest="from_file", metavar="FILE",
                    help="analyse a trace recorded earlier: its --out DIR, its trace.bin, "
                         "or blkparse text (- for stdin)")

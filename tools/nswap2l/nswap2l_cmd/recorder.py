@@ -100,6 +100,7 @@ class _Watch:
         self.stopped = None
         self.out_of_space = False
         self.told_at = None             # when it was told to stop
+        self.looked_at = 0.0            # when look() last did its full round
         self.tty = sys.stderr.isatty()
 
     def stop(self, why):
@@ -118,10 +119,16 @@ class _Watch:
             self.tracer.kill()
 
     def look(self):
-        elapsed = time.monotonic() - self.start
+        now = time.monotonic()
+        elapsed = now - self.start
         if self.trace.nr_bios >= self.max_bios:
             self.stop(f"--max-bios {self.max_bios} reached after {elapsed:.1f} s")
-        elif self.keep_raw and free_bytes(self.out) < OUTPUT_ROOM + RAW_MARGIN:
+        # free space and progress every WAKE, not per piece: a piece can be
+        # a few records, and a serial console is slow to write to
+        if now - self.looked_at < WAKE and self.stopped is None:
+            return
+        self.looked_at = now
+        if self.keep_raw and free_bytes(self.out) < OUTPUT_ROOM + RAW_MARGIN:
             if self.stopped is None:
                 self.out_of_space = True
             self.stop(f"{self.out} ran out of space after {elapsed:.1f} s")
