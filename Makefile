@@ -21,6 +21,8 @@ KVER_FULL := $(shell scripts/kernel-version $(KVER))
 KDIR ?= /lib/modules/$(KVER_FULL)/build
 # The kernel series the module must work on (DESIGN: Debian 12's 6.1 and 6.12).
 KERNELS := 6.1 6.12
+# kbuild's jobs for one module build, unless make was given -j (its jobserver)
+BUILD_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc))
 
 # What DKMS builds from: the Kbuild sources, not the tests, tools or build/.
 DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
@@ -37,7 +39,7 @@ module:
 			"apt-get install linux-headers-$(or $(KVER),amd64)" >&2; \
 		echo "(make deps installs the headers of the test guests' kernels, 6.1 and 6.12)" >&2; \
 		exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	$(MAKE) $(BUILD_JOBS) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 # The kernels the module must build warning-free for (DESIGN: 6.1 and 6.12).
 build-check: deps

@@ -12,7 +12,7 @@ netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2)
 DEV=/dev/mapper/nsw
-PAGES=4096                      # 16 MiB: fits one server (--max 32M)
+PAGES=2048                      # 8 MiB: fits one server (--max 32M)
 
 COMMON="--filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --size=100% --verify=crc32c --verify_fatal=1"
 
