@@ -1021,8 +1021,13 @@ bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *p
 	struct netram_group g;
 	unsigned int run;
 
-	/* A group being written is looked at when it is (netram_group_written()). */
-	if (!netram_group_snapshot(nt->parity, key, &g) || g.state < NETRAM_GROUP_PROTECTED)
+	/*
+	 * A group being written is looked at when it is (netram_group_written()).
+	 * An unprotected one stored nothing: its writes all failed, and until
+	 * the core has written them again the map still names its keys.
+	 * Counting those as lost when their server fails was a false loss.
+	 */
+	if (!netram_group_snapshot(nt->parity, key, &g) || g.state != NETRAM_GROUP_PROTECTED)
 		return false;
 	if (netram_page_lost(nt, &g, key, pass_below) &&
 	    !netram_page_lost(nt, &g, key, counted_below))
