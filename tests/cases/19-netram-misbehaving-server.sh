@@ -25,6 +25,9 @@ PAGES=6144                                   # 24 MiB
 TABLE="0 $((PAGES * 8)) nswap2l 4 netram=$(netram_server 0),$(netram_server 1) $KEY flash=$FLASH timeout=3"
 FIO="--name=mis --filename=$DEV --ioengine=libaio --iodepth=16 --direct=1 --bs=4k --rw=randwrite
 	--verify=crc32c --verify_fatal=1"
+# 8 MiB of the device: some 60 wrong messages (one per 20 good replies),
+# each kind of Connection.WRONG several times over
+FIO_PART="$FIO --size=8M"
 
 scan() { # seed -> "ok eio bad"
 	blkpat scan $DEV 0 $PAGES "$1" | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p'
@@ -58,7 +61,7 @@ server_ctl misbehave 0 none >/dev/null || die "nswapd back as server 0"
 # 2. replies newest first: allowed, nothing to notice
 with_server1 reorder
 # shellcheck disable=SC2086
-run_fio reorder $FIO --randseed=2 --do_verify=1
+run_fio reorder $FIO_PART --randseed=2 --do_verify=1
 assert_eq "$(netram_stat nsw 1 reconnects)" 0 "reconnects to a server answering out of order"
 assert_gt "$(netram_stat nsw 1 held)" 0 "pages on server 1"
 dm_remove nsw || die "remove"
@@ -66,9 +69,9 @@ dm_remove nsw || die "remove"
 # 3. wrong messages of every kind: each breaks a connection, nothing is lost
 with_server1 bad-replies
 # shellcheck disable=SC2086
-run_fio bad-replies $FIO --randseed=3 --do_verify=1
+run_fio bad-replies $FIO_PART --randseed=3 --do_verify=1
 # shellcheck disable=SC2086
-run_fio bad-replies-verify $FIO --randseed=3 --verify_only
+run_fio bad-replies-verify $FIO_PART --randseed=3 --verify_only
 show_status nsw
 assert_ge "$(netram_stat nsw 1 reconnects)" 12 "connections broken by wrong messages"
 assert_gt "$(netram_stat nsw 1 errors)" 0 "protocol errors counted on server 1"
