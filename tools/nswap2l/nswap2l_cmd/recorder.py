@@ -89,9 +89,9 @@ def _info_lines(name, devs, seconds):
 
 
 class _Watch:
-    """Looks, at every piece of records read, at what bounds a recording:
-    the bios kept, the output directory's free space (with the raw
-    records) and the time; stops blktrace once when one of them says so."""
+    """Looks at what bounds a recording: the bios kept (at every piece of
+    records read), the output directory's free space (with the raw records)
+    and the time (every WAKE); ends blktrace when one of them says so."""
 
     def __init__(self, tracer, trace, out, keep_raw, max_bios, seconds):
         self.tracer, self.trace, self.out = tracer, trace, out
@@ -117,6 +117,19 @@ class _Watch:
             self.tracer.send_signal(signal.SIGINT)
         elif time.monotonic() - self.told_at > KILL_AFTER:
             self.tracer.kill()
+
+    def wait(self):
+        """blktrace has ended, or is ended (after an error here it must not
+        run on): told first, killed if it does not end within KILL_AFTER.
+        Not through end(): told_at says whether blktrace was stopped early,
+        and one that failed on its own may still be exiting."""
+        if self.tracer.poll() is None:
+            self.tracer.send_signal(signal.SIGINT)
+        try:
+            self.tracer.wait(KILL_AFTER)
+        except subprocess.TimeoutExpired:
+            self.tracer.kill()
+            self.tracer.wait()
 
     def look(self):
         now = time.monotonic()
@@ -191,13 +204,7 @@ def record(name, seconds, out, progress, keep_raw=False, max_bios=DEFAULT_MAX_BI
     except ValueError as err:
         raise Failure(f"blktrace's output: {err}", device.EXIT_FAILED) from None
     finally:
-        if tracer.poll() is None:       # an exception here: blktrace must not run on
-            tracer.send_signal(signal.SIGINT)
-        try:
-            tracer.wait(KILL_AFTER)
-        except subprocess.TimeoutExpired:
-            tracer.kill()
-            tracer.wait()
+        watch.wait()
     said.seek(0)
     said = said.read().decode(errors="replace").strip()
     if tracer.returncode != 0 and watch.stopped is None and watch.told_at is None:
