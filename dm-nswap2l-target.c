@@ -385,7 +385,7 @@ static int send_to_home(struct nswap2l *nc, struct bio *bio)
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	struct nswap2l_tier *tier = nc->tiers[nb->tier];
 
-	return tier->type->ops->map(tier, bio, nb->slot);
+	return nswap2l_tier_map(tier, bio, nb->slot);
 }
 
 static void submit_to_home(struct nswap2l *nc, struct bio *bio)
@@ -420,7 +420,7 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 	} else {
 		struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
 
-		if (tier->type->ops->map(tier, front, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
+		if (nswap2l_tier_map(tier, front, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
 			submit_bio_noacct(front);
 	}
 	nb->page += nr;
@@ -528,12 +528,11 @@ static bool read_other_copy(struct nswap2l *nc, struct bio *bio)
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	struct nswap2l_tier *tier = nc->tiers[nb->tier];
 
-	if (!tier->type->ops->map_retry)
+	if (!nswap2l_tier_can_retry(tier))
 		return false;
 	nb->read_tries++;
 	bio->bi_status = BLK_STS_OK;
-	if (tier->type->ops->map_retry(tier, bio, nb->slot, nb->read_tries) ==
-	    DM_MAPIO_SUBMITTED)
+	if (nswap2l_tier_map_retry(tier, bio, nb->slot, nb->read_tries) == DM_MAPIO_SUBMITTED)
 		return true;
 	bio->bi_status = BLK_STS_IOERR;
 	return false;
@@ -607,8 +606,8 @@ static int map_flush(struct nswap2l *nc, struct bio *bio)
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (tier && tier->type->ops->map_flush && !nr--)
-			return tier->type->ops->map_flush(tier, bio);
+		if (tier && nswap2l_tier_has_flush(tier) && !nr--)
+			return nswap2l_tier_map_flush(tier, bio);
 	}
 	return DM_MAPIO_KILL;
 }
@@ -985,8 +984,8 @@ static void destroy_device(struct nswap2l *nc)
 	nswap2l_prefetch_pause(nc);
 	nswap2l_profiler_destroy(nc);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		if (nc->tiers[id] && nc->tiers[id]->type->ops->stop)
-			nc->tiers[id]->type->ops->stop(nc->tiers[id]);
+		if (nc->tiers[id])
+			nswap2l_tier_stop(nc->tiers[id]);
 	nswap2l_mover_stop(nc);
 	if (nc->bio_wq) {
 		cancel_delayed_work_sync(&nc->held_work);
@@ -999,7 +998,7 @@ static void destroy_device(struct nswap2l *nc)
 		placement->destroy(placement);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		if (nc->tiers[id])
-			nc->tiers[id]->type->ops->destroy(nc->tiers[id]);
+			nswap2l_tier_destroy(nc->tiers[id]);
 	nswap2l_mover_destroy(nc);
 	nswap2l_prefetch_destroy(nc);
 	bioset_exit(&nc->split_bios);
@@ -1029,8 +1028,8 @@ static int create_tiers(struct nswap2l_table *t, struct nswap2l *nc,
 
 		if (!args->tiers[type->id])
 			continue;
-		r = type->ops->create(t->ti, type, args->tiers[type->id], t->devs[type->id],
-				      &opts, &nc->tiers[type->id]);
+		r = nswap2l_tier_create(type, t->ti, args->tiers[type->id], t->devs[type->id],
+					&opts, &nc->tiers[type->id]);
 		if (r)
 			return r;
 		nc->tiers[type->id]->nc = nc;
@@ -1046,11 +1045,11 @@ static int start_tiers(struct nswap2l_table *t, struct nswap2l *nc)
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (tier && tier->type->ops->start) {
-			r = tier->type->ops->start(tier, t->ti);
-			if (r)
-				return r;
-		}
+		if (!tier)
+			continue;
+		r = nswap2l_tier_start(tier, t->ti);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -1167,7 +1166,7 @@ static void cancel_reload(struct nswap2l_table *t)
 
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		if (t->tier_changes[id])
-			nc->tiers[id]->type->ops->cancel_reload(nc->tiers[id], t->tier_changes[id]);
+			nswap2l_tier_cancel_reload(nc->tiers[id], t->tier_changes[id]);
 	kvfree(t->grown_map);
 	if (t->new_placement)
 		t->new_placement->destroy(t->new_placement);
@@ -1255,10 +1254,10 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (!tier || !tier->type->ops->prepare_reload)
+		if (!tier)
 			continue;
-		r = tier->type->ops->prepare_reload(tier, ti, args->tiers[id], t->devs[id],
-						    &opts, &t->tier_changes[id]);
+		r = nswap2l_tier_prepare_reload(tier, ti, args->tiers[id], t->devs[id],
+						&opts, &t->tier_changes[id]);
 		if (r)
 			return r;
 	}
@@ -1279,7 +1278,7 @@ static void commit_reload(struct nswap2l_table *t)
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		if (!t->tier_changes[id])
 			continue;
-		nc->tiers[id]->type->ops->commit_reload(nc->tiers[id], t->tier_changes[id]);
+		nswap2l_tier_commit_reload(nc->tiers[id], t->tier_changes[id]);
 		t->tier_changes[id] = NULL;
 	}
 	old = rcu_replace_pointer(nc->placement, t->new_placement,
@@ -1385,7 +1384,7 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 			    nswap2l_placement_name(nc);
 
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		ti->num_flush_bios += nc->tiers[id] && nc->tiers[id]->type->ops->map_flush;
+		ti->num_flush_bios += nc->tiers[id] && nswap2l_tier_has_flush(nc->tiers[id]);
 	ti->num_discard_bios = 1;
 	ti->discards_supported = true;
 	ti->per_io_data_size = sizeof(struct nswap2l_bio);
@@ -1419,8 +1418,8 @@ static void nswap2l_postsuspend(struct dm_target *ti)
 	nswap2l_profiler_stop(nc);
 	nswap2l_mover_pause(nc);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		if (nc->tiers[id] && nc->tiers[id]->type->ops->suspend)
-			nc->tiers[id]->type->ops->suspend(nc->tiers[id]);
+		if (nc->tiers[id])
+			nswap2l_tier_suspend(nc->tiers[id]);
 	nc->suspended = true;
 	mutex_unlock(&nc->control_mutex);
 }
@@ -1458,8 +1457,8 @@ static void nswap2l_resume(struct dm_target *ti)
 	mutex_lock(&nc->control_mutex);
 	nc->suspended = false;
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		if (nc->tiers[id] && nc->tiers[id]->type->ops->resume)
-			nc->tiers[id]->type->ops->resume(nc->tiers[id]);
+		if (nc->tiers[id])
+			nswap2l_tier_resume(nc->tiers[id]);
 	nswap2l_mover_resume(nc);
 	nswap2l_profiler_start(nc);
 	nswap2l_prefetch_resume(nc);
@@ -1511,7 +1510,7 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 		if (!tier)
 			continue;
 		DMEMIT(" %s=", tier->type->name);
-		tier->type->ops->emit_table_arg(tier, result, maxlen, &sz);
+		nswap2l_tier_emit_table_arg(tier, result, maxlen, &sz);
 	}
 	/* Only the key's description: the key itself stays in the keyring. */
 	if (nc->key_spec)
@@ -1590,8 +1589,8 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 			struct nswap2l_tier *tier = nc->tiers[id];
 
-			if (tier && tier->type->ops->emit_status)
-				tier->type->ops->emit_status(tier, result, maxlen, &sz);
+			if (tier)
+				nswap2l_tier_emit_status(tier, result, maxlen, &sz);
 		}
 		nswap2l_prefetch_status(nc, result, maxlen, &sz);
 		nswap2l_profiler_status(nc, result, maxlen, &sz);
@@ -1691,11 +1690,11 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (tier && tier->type->ops->message) {
-			r = tier->type->ops->message(tier, argc, argv);
-			if (r != -ENOTTY)
-				return r;
-		}
+		if (!tier)
+			continue;
+		r = nswap2l_tier_message(tier, argc, argv);
+		if (r != -ENOTTY)
+			return r;
 	}
 
 	DMERR("%s: unknown message '%s' with %u argument(s); try 'help'",

@@ -103,8 +103,7 @@ static void move_io(struct nswap2l *nc, struct nswap2l_move_batch *batch, enum r
 		mp->bio.bi_end_io = move_end_io;
 		mp->bio.bi_private = batch;
 		atomic_inc(&batch->pending_io);
-		if (tier->type->ops->map(tier, &mp->bio, nswap2l_entry_slot(entry)) ==
-		    DM_MAPIO_REMAPPED)
+		if (nswap2l_tier_map(tier, &mp->bio, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
 			submit_bio_noacct(&mp->bio);
 	}
 	if (!atomic_dec_and_test(&batch->pending_io))
@@ -128,7 +127,7 @@ static int alloc_new_home(struct nswap2l *nc, u64 page, int to_tier, u64 *entry)
 	if (to_tier < 0)
 		return nswap2l_alloc_home(nc, page, 1, entry);
 	tier = nc->tiers[to_tier];
-	if (tier->type->ops->alloc_slots(tier, 1, &slot) < 0)
+	if (nswap2l_tier_alloc_slots(tier, 1, &slot) < 0)
 		return -ENOSPC;
 	*entry = nswap2l_entry(to_tier, slot);
 	return 1;

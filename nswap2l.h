@@ -21,6 +21,7 @@
 #include <linux/types.h>
 
 #include "include/uapi/linux/nswap2l_proto.h"
+#include "tier.h"
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -31,17 +32,6 @@
 #define NSWAP2L_PAGE_SECTORS	(1U << (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT))
 #define NSWAP2L_SECTOR_TO_PAGE(s)	((s) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT))
 #define NSWAP2L_PAGE_TO_SECTOR(p)	((sector_t)(p) << (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT))
-
-/*
- * Tiers in placement order, fastest first.  The id is also the tier's
- * index in struct nswap2l.tiers[].
- */
-enum nswap2l_tier_id {
-	NSWAP2L_TIER_NETRAM,
-	NSWAP2L_TIER_FLASH,
-	NSWAP2L_TIER_DISK,
-	NSWAP2L_NR_TIERS
-};
 
 /*
  * One map entry per page, 64 bits, 0 meaning "never written / discarded"
@@ -105,8 +95,6 @@ static inline unsigned int nswap2l_entry_arm(u64 entry)
 }
 
 struct nswap2l;
-struct nswap2l_tier;
-struct nswap2l_tier_type;
 
 /* Bio lists filled from any context and emptied by a worker. */
 static inline void nswap2l_add_bio(spinlock_t *lock, struct bio_list *list, struct bio *bio)
@@ -175,136 +163,6 @@ struct nswap2l_tier_options {
  */
 __printf(3, 4)
 void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt, ...);
-
-/*
- * Mechanism of one tier.  alloc_slots() and map() run in the bio submission
- * path and must not block (map() may wait for an element of a mempool set
- * up in the constructor, never for reclaim); free_slots() runs on a worker.
- *
- * A bio may span a run of pages: pages whose slots follow each other, each
- * run_stride above the one before (struct nswap2l_tier).  map() gets the
- * first page's slot and sends the whole bio there.
- *
- * Life of a tier: create() when the first table of a device is loaded, then
- * start() once everything a tier may call into exists; reloads go through
- * prepare_reload() (in the new table's constructor: check and allocate,
- * change nothing), then commit_reload() while the device is suspended, or
- * cancel_reload() if the new table is never resumed.  stop() ends every
- * thread and work of the tier before the device is taken down; destroy()
- * copes with a half-built tier.
- */
-struct nswap2l_tier_ops {
-	/*
-	 * Parse @arg (the value after "name="), set the tier up.  @dev is the
-	 * table's device for block tiers, NULL otherwise.  Sets ti->error.
-	 */
-	int (*create)(struct dm_target *ti, const struct nswap2l_tier_type *type,
-		      const char *arg, struct dm_dev *dev,
-		      const struct nswap2l_tier_options *opts,
-		      struct nswap2l_tier **result);
-	int (*start)(struct nswap2l_tier *tier, struct dm_target *ti);	/* optional */
-	void (*stop)(struct nswap2l_tier *tier);			/* optional */
-	void (*destroy)(struct nswap2l_tier *tier);
-
-	/*
-	 * A new table names this tier with @arg: fail (ti->error, dmesg) unless
-	 * every page the tier holds stays reachable; prepare what the change
-	 * needs in *@change (NULL if nothing).
-	 */
-	int (*prepare_reload)(struct nswap2l_tier *tier, struct dm_target *ti,
-			      const char *arg, struct dm_dev *dev,
-			      const struct nswap2l_tier_options *opts, void **change);
-	void (*commit_reload)(struct nswap2l_tier *tier, void *change);
-	void (*cancel_reload)(struct nswap2l_tier *tier, void *change);
-
-	/* Hold and release the tier's own background traffic (optional). */
-	void (*suspend)(struct nswap2l_tier *tier);
-	void (*resume)(struct nswap2l_tier *tier);
-
-	/*
-	 * Reserve a run of at most @nr free slots, the first in *@slot; returns
-	 * how many (at least one), -ENOSPC when the tier is full.
-	 */
-	int (*alloc_slots)(struct nswap2l_tier *tier, unsigned int nr, u64 *slot);
-	/*
-	 * Give slots back.  @written: data may have reached them, so the tier
-	 * may discard them (may block); otherwise this only undoes alloc_slot()
-	 * and never blocks.
-	 */
-	void (*free_slots)(struct nswap2l_tier *tier, const u64 *slots,
-			   unsigned int nr, bool written);
-
-	/* Send a read or write of the run that starts at @slot; a DM_MAPIO_* code. */
-	int (*map)(struct nswap2l_tier *tier, struct bio *bio, u64 slot);
-	/*
-	 * A read of the run at @slot failed @tries times: send it to the copy
-	 * the next try goes to.  DM_MAPIO_SUBMITTED, or DM_MAPIO_KILL when
-	 * no copy is left (optional: one copy).  Called from a worker.
-	 */
-	int (*map_retry)(struct nswap2l_tier *tier, struct bio *bio, u64 slot,
-			 unsigned int tries);
-	/* Most pages one bio to the run at @slot may span (optional: no limit). */
-	unsigned int (*max_run)(struct nswap2l_tier *tier, u64 slot);
-	/* Send an empty flush; NULL when the tier has no volatile cache. */
-	int (*map_flush)(struct nswap2l_tier *tier, struct bio *bio);
-
-	/* Table argument value, as dmsetup table shows it. */
-	void (*emit_table_arg)(struct nswap2l_tier *tier, char *result,
-			       unsigned int maxlen, unsigned int *sz);
-	/* Extra status fields (optional), appended after the common ones. */
-	void (*emit_status)(struct nswap2l_tier *tier, char *result,
-			    unsigned int maxlen, unsigned int *sz);
-	/* sysfs "servers" file contents (optional). */
-	ssize_t (*show_servers)(struct nswap2l_tier *tier, char *buf);
-	/* A dmsetup message for this tier (optional); -ENOTTY if not ours. */
-	int (*message)(struct nswap2l_tier *tier, unsigned int argc, char **argv);
-};
-
-/* A kind of tier, named by its table key ("flash=..."). */
-struct nswap2l_tier_type {
-	const char *name;
-	enum nswap2l_tier_id id;
-	const struct nswap2l_tier_ops *ops;
-	const char *messages_help;	/* lines for the 'help' message, or NULL */
-	/* The table argument names a block device (opened by the table). */
-	bool has_device;
-	/* Tell the device which slots no longer hold data (SSDs want this). */
-	bool discard_freed_slots;
-	/*
-	 * A write that fails on this tier was not stored and may go to another
-	 * home (a full or failed server); reads that fail may be retried.
-	 * Failed bios of other tiers complete with their error.
-	 */
-	bool retry_failed_bios;
-};
-
-extern const struct nswap2l_tier_type nswap2l_netram_tier;
-extern const struct nswap2l_tier_type nswap2l_flash_tier;
-extern const struct nswap2l_tier_type nswap2l_disk_tier;
-
-/* Common part of every tier; counters are in pages. */
-struct nswap2l_tier {
-	const struct nswap2l_tier_type *type;
-	struct nswap2l *nc;		/* the device, set once the tier is created */
-	struct dm_dev *dev;		/* block tiers: the device, else NULL */
-	u64 capacity;			/* changes at run time for Network RAM */
-	u64 run_stride;			/* slot of a run's next page minus this one's */
-	/*
-	 * Each slot is written once: a write to a page stored here gets a new
-	 * home, and the old one is freed (reliability=parity's groups).
-	 */
-	bool write_once;
-	atomic64_t used;
-	atomic64_t discards;
-};
-
-static inline u64 nswap2l_tier_free(struct nswap2l_tier *tier)
-{
-	u64 capacity = READ_ONCE(tier->capacity);
-	s64 used = atomic64_read(&tier->used);
-
-	return used >= (s64)capacity ? 0 : capacity - used;
-}
 
 /* Block-device tiers (tier_block.c), shared by flash and disk. */
 extern const struct nswap2l_tier_ops nswap2l_block_tier_ops;
@@ -504,12 +362,6 @@ struct nswap2l {
 	atomic64_t rerouted_writes;		/* writes a tier gave back */
 	atomic64_t moved_pages;			/* by the mover */
 };
-
-/* Most pages one bio to the run at @slot of @tier may span now. */
-static inline unsigned int nswap2l_tier_max_run(struct nswap2l_tier *tier, u64 slot)
-{
-	return tier->type->ops->max_run ? tier->type->ops->max_run(tier, slot) : UINT_MAX;
-}
 
 /* The home of the page @n pages after the one at @home, in the same run. */
 static inline u64 nswap2l_run_home(struct nswap2l *nc, u64 home, u64 n)

@@ -60,9 +60,7 @@ static ssize_t servers_show(struct kobject *kobj, struct kobj_attribute *attr, c
 {
 	struct nswap2l_tier *tier = kobj_to_nc(kobj)->tiers[NSWAP2L_TIER_NETRAM];
 
-	if (!tier || !tier->type->ops->show_servers)
-		return 0;
-	return tier->type->ops->show_servers(tier, buf);
+	return tier ? nswap2l_tier_show_servers(tier, buf) : 0;
 }
 
 static ssize_t profile_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
