@@ -103,19 +103,6 @@ static const struct nswap2l_tier_type *const tier_types[] = {
 static LIST_HEAD(registry);
 static DEFINE_MUTEX(registry_mutex);
 
-void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt, ...)
-{
-	struct va_format vaf;
-	va_list args;
-
-	va_start(args, fmt);
-	vaf.fmt = fmt;
-	vaf.va = &args;
-	DMERR("%s: %pV", dm_table_device_name(ti->table), &vaf);
-	va_end(args);
-	ti->error = (char *)error;
-}
-
 /*----------------------------------------------------------------
  * Bio path
  *--------------------------------------------------------------*/
@@ -244,7 +231,7 @@ static void discard_work(struct work_struct *work)
 
 	release_slots(nc);
 	while ((bio = bio_list_pop(&bios))) {
-		/* nswap2l_map() made bi_sector relative to the target. */
+		/* nswap2l_dm_map() made bi_sector relative to the target. */
 		sector_t start = bio->bi_iter.bi_sector;
 
 		/* Only whole pages lose their data; partial ones are left alone. */
@@ -612,7 +599,7 @@ static int map_flush(struct nswap2l *nc, struct bio *bio)
 	return DM_MAPIO_KILL;
 }
 
-static int nswap2l_map(struct dm_target *ti, struct bio *bio)
+static int nswap2l_dm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct nswap2l_table *t = ti->private;
 	struct nswap2l *nc = t->nc;
@@ -1735,7 +1722,7 @@ static struct target_type nswap2l_target = {
 	.module = THIS_MODULE,
 	.ctr = nswap2l_ctr,
 	.dtr = nswap2l_dtr,
-	.map = nswap2l_map,
+	.map = nswap2l_dm_map,
 	.end_io = nswap2l_end_io,
 	.postsuspend = nswap2l_postsuspend,
 	.preresume = nswap2l_preresume,

@@ -8,9 +8,10 @@
  * A move never loses a write.  The mover flags each entry MIGRATING, waits
  * for bios that looked the page up before (they may be writing the old
  * home), copies, and installs the new home only if the entry is still the
- * flagged one: a write meanwhile clears the flag (nswap2l_map), a discard
- * clears the entry, and the page then stays where it is.  The old home is
- * freed only after bios that may still read it have completed.
+ * flagged one: a write meanwhile clears the flag
+ * (nswap2l_map_note_access()), a discard clears the entry, and the page then
+ * stays where it is.  The old home is freed only after bios that may still
+ * read it have completed.
  *
  * The moving itself is a batch object (nswap2l_move_batch) that prefetching
  * uses too, with a batch of its own, to move pages to flash.

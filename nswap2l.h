@@ -159,10 +159,16 @@ struct nswap2l_tier_options {
 
 /*
  * Fail a table load: log the details (which dmesg keeps) and set the
- * summary that dmsetup reports in ti->error.
+ * summary that dmsetup reports in ti->error.  A macro, so that the files
+ * below the target need not call up into it; @fmt is a string literal.
  */
-__printf(3, 4)
-void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt, ...);
+#define nswap2l_bad_table(ti, summary, fmt, ...)					\
+do {											\
+	struct dm_target *__ti = (ti);							\
+											\
+	DMERR("%s: " fmt, dm_table_device_name(__ti->table), ##__VA_ARGS__);		\
+	__ti->error = (char *)(summary);						\
+} while (0)
 
 /* Block-device tiers (tier_block.c), shared by flash and disk. */
 extern const struct nswap2l_tier_ops nswap2l_block_tier_ops;
