@@ -246,18 +246,6 @@ static unsigned int bio_pages(struct bio *bio)
 	return bio_sectors(bio) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT);
 }
 
-static void count_bio(struct nswap2l *nc, struct bio *bio, enum nswap2l_tier_id tier,
-		      unsigned int pages)
-{
-	if (bio_data_dir(bio) == WRITE) {
-		this_cpu_add(nc->stats->writes[tier], pages);
-		this_cpu_inc(nc->stats->write_bios[tier]);
-	} else {
-		this_cpu_add(nc->stats->reads[tier], pages);
-		this_cpu_inc(nc->stats->read_bios[tier]);
-	}
-}
-
 /*
  * A write to pages that prefetching moved to flash, or that a write-once
  * tier holds: new contents, which the placement policy places (Network RAM
@@ -358,7 +346,7 @@ again:
 	dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
-	count_bio(nc, bio, nb->tier, nr);
+	nswap2l_stats_count_bio(nc, bio, nb->tier, nr);
 	if (!write && (entry & NSWAP2L_ENTRY_PREFETCHED))
 		this_cpu_add(nc->stats->prefetched_reads[nswap2l_entry_arm(entry)], nr);
 	nb->profiled_tier = nb->tier;
@@ -470,7 +458,7 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 			break;
 		}
 		if (entry)
-			count_bio(nc, bio, nswap2l_entry_tier(entry), done);
+			nswap2l_stats_count_bio(nc, bio, nswap2l_entry_tier(entry), done);
 		split_front(nc, bio, done, entry);
 		nr -= done;
 	}
@@ -480,7 +468,7 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 		return false;
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
-	count_bio(nc, bio, nb->tier, nr);
+	nswap2l_stats_count_bio(nc, bio, nb->tier, nr);
 	submit_to_home(nc, bio);
 	return true;
 }
@@ -990,7 +978,7 @@ static void destroy_device(struct nswap2l *nc)
 	nswap2l_prefetch_destroy(nc);
 	bioset_exit(&nc->split_bios);
 	nswap2l_map_exit(&nc->map);
-	free_percpu(nc->stats);
+	nswap2l_stats_destroy(nc);
 	kfree(nc->key_spec);
 	kfree(nc);
 }
@@ -1095,9 +1083,8 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	}
 	RCU_INIT_POINTER(nc->placement, placement);
 
-	r = -ENOMEM;
-	nc->stats = alloc_percpu(struct nswap2l_io_stats);
-	if (!nc->stats) {
+	r = nswap2l_stats_create(nc);
+	if (r) {
 		ti->error = "Cannot allocate statistics";
 		goto bad;
 	}
@@ -1521,32 +1508,6 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	*sz_ptr = sz;
 }
 
-void nswap2l_sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum)
-{
-	int cpu, id, dir;
-
-	memset(sum, 0, sizeof(*sum));
-	for_each_possible_cpu(cpu) {
-		struct nswap2l_io_stats *s = per_cpu_ptr(nc->stats, cpu);
-
-		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-			sum->reads[id] += s->reads[id];
-			sum->writes[id] += s->writes[id];
-			sum->read_bios[id] += s->read_bios[id];
-			sum->write_bios[id] += s->write_bios[id];
-			for (dir = 0; dir < 2; dir++) {
-				sum->inflight[id][dir] += s->inflight[id][dir];
-				sum->done[id][dir] += s->done[id][dir];
-				sum->time_ns[id][dir] += s->time_ns[id][dir];
-				sum->max_ns[id][dir] = max(sum->max_ns[id][dir], s->max_ns[id][dir]);
-			}
-		}
-		for (id = 0; id < NSWAP2L_PREFETCH_ARMS; id++)
-			sum->prefetched_reads[id] += s->prefetched_reads[id];
-		sum->zero_reads += s->zero_reads;
-	}
-}
-
 static void nswap2l_status(struct dm_target *ti, status_type_t type,
 			   unsigned int status_flags, char *result, unsigned int maxlen)
 {
@@ -1558,7 +1519,7 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		nswap2l_sum_io_stats(nc, &io);
+		nswap2l_stats_sum(nc, &io);
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 			nr_tiers += !!nc->tiers[id];
 		DMEMIT("%s %u", nswap2l_placement_name(nc), nr_tiers);
@@ -1619,28 +1580,6 @@ const char *nswap2l_placement_name(struct nswap2l *nc)
 	name = rcu_dereference(nc->placement)->type->name;
 	rcu_read_unlock();
 	return name;
-}
-
-ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf)
-{
-	struct nswap2l_io_stats io;
-	ssize_t len = 0;
-	int id;
-
-	nswap2l_sum_io_stats(nc, &io);
-	len += sysfs_emit_at(buf, len,
-			     "tier capacity used reads writes discards read_bios write_bios\n");
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-		struct nswap2l_tier *tier = nc->tiers[id];
-
-		if (tier)
-			len += sysfs_emit_at(buf, len, "%s %llu %lld %llu %llu %lld %llu %llu\n",
-					     tier->type->name, READ_ONCE(tier->capacity),
-					     atomic64_read(&tier->used), io.reads[id],
-					     io.writes[id], atomic64_read(&tier->discards),
-					     io.read_bios[id], io.write_bios[id]);
-	}
-	return len;
 }
 
 static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,

@@ -284,22 +284,6 @@ void nswap2l_map_discard(struct nswap2l *nc, u64 first, u64 end);
  * reloads (found by the mapped device, dm-thin's pool registry).
  *--------------------------------------------------------------*/
 
-/* Counted on every bio: per CPU, so that CPUs do not share a cache line. */
-struct nswap2l_io_stats {
-	u64 reads[NSWAP2L_NR_TIERS];		/* pages */
-	u64 writes[NSWAP2L_NR_TIERS];
-	u64 read_bios[NSWAP2L_NR_TIERS];	/* the bios that carried them */
-	u64 write_bios[NSWAP2L_NR_TIERS];
-	u64 zero_reads;				/* reads of never-written pages */
-	/* Flash reads of pages prefetching put there, by the arm that did. */
-	u64 prefetched_reads[NSWAP2L_PREFETCH_ARMS];
-	/* The profiler's view (profiler.c): bios in flight, and completed. */
-	s32 inflight[NSWAP2L_NR_TIERS][2];	/* by bio_data_dir() */
-	u64 done[NSWAP2L_NR_TIERS][2];
-	u64 time_ns[NSWAP2L_NR_TIERS][2];	/* their summed latency */
-	u64 max_ns[NSWAP2L_NR_TIERS][2];
-};
-
 /*
  * Old homes of pages that a write placed again (a prefetched page rewritten,
  * a write its tier refused): freed by the discard worker once bios that may
@@ -377,13 +361,9 @@ static inline u64 nswap2l_run_home(struct nswap2l *nc, u64 home, u64 n)
 	return home + ((n * stride) << NSWAP2L_ENTRY_SLOT_SHIFT);
 }
 
-/* Sum the per-CPU counters. */
-void nswap2l_sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum);
-
 /* Interface shared by messages and sysfs (sysfs.c). */
 int nswap2l_set_placement(struct nswap2l *nc, const char *name);
 const char *nswap2l_placement_name(struct nswap2l *nc);
-ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf);
 void nswap2l_sysfs_add(struct nswap2l *nc);
 void nswap2l_sysfs_remove(struct nswap2l *nc);
 int nswap2l_sysfs_init(void);
@@ -497,10 +477,47 @@ void nswap2l_prefetch_status(struct nswap2l *nc, char *result, unsigned int maxl
 void nswap2l_prefetch_note_rewritten(struct nswap2l *nc, unsigned int nr);
 
 /*----------------------------------------------------------------
- * Profiler (profiler.c): bios in flight are counted per CPU on the bio
- * path (no lock); a timer samples them into histograms of read and of
- * write concurrency, per tier and for the device.
+ * I/O statistics and profiler (profiler.c): bios are counted, and those in
+ * flight too, per CPU on the bio path (no lock); a timer samples the
+ * in-flight counts into histograms of read and of write concurrency, per
+ * tier and for the device.
  *--------------------------------------------------------------*/
+/* Counted on every bio: per CPU, so that CPUs do not share a cache line. */
+struct nswap2l_io_stats {
+	u64 reads[NSWAP2L_NR_TIERS];		/* pages */
+	u64 writes[NSWAP2L_NR_TIERS];
+	u64 read_bios[NSWAP2L_NR_TIERS];	/* the bios that carried them */
+	u64 write_bios[NSWAP2L_NR_TIERS];
+	u64 zero_reads;				/* reads of never-written pages */
+	/* Flash reads of pages prefetching put there, by the arm that did. */
+	u64 prefetched_reads[NSWAP2L_PREFETCH_ARMS];
+	/* The profiler's view (profiler.c): bios in flight, and completed. */
+	s32 inflight[NSWAP2L_NR_TIERS][2];	/* by bio_data_dir() */
+	u64 done[NSWAP2L_NR_TIERS][2];
+	u64 time_ns[NSWAP2L_NR_TIERS][2];	/* their summed latency */
+	u64 max_ns[NSWAP2L_NR_TIERS][2];
+};
+
+int nswap2l_stats_create(struct nswap2l *nc);
+void nswap2l_stats_destroy(struct nswap2l *nc);
+/* Sum the per-CPU counters. */
+void nswap2l_stats_sum(struct nswap2l *nc, struct nswap2l_io_stats *sum);
+/* sysfs "tiers" file contents. */
+ssize_t nswap2l_stats_show_tiers(struct nswap2l *nc, char *buf);
+
+/* @bio carries @pages pages to @tier. */
+static inline void nswap2l_stats_count_bio(struct nswap2l *nc, struct bio *bio,
+					   enum nswap2l_tier_id tier, unsigned int pages)
+{
+	if (bio_data_dir(bio) == WRITE) {
+		this_cpu_add(nc->stats->writes[tier], pages);
+		this_cpu_inc(nc->stats->write_bios[tier]);
+	} else {
+		this_cpu_add(nc->stats->reads[tier], pages);
+		this_cpu_inc(nc->stats->read_bios[tier]);
+	}
+}
+
 #define NSWAP2L_PROFILE_SAMPLE_MS	10
 
 int nswap2l_profiler_create(struct nswap2l *nc);

@@ -53,7 +53,7 @@ static ssize_t placement_store(struct kobject *kobj, struct kobj_attribute *attr
 
 static ssize_t tiers_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	return nswap2l_show_tiers(kobj_to_nc(kobj), buf);
+	return nswap2l_stats_show_tiers(kobj_to_nc(kobj), buf);
 }
 
 static ssize_t servers_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
