@@ -1588,14 +1588,20 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 	struct nswap2l_table *t = ti->private;
 	struct nswap2l *nc = t->nc;
 	unsigned int sz = 0;
+	char names[96];
 	int id, r;
 
+	/*
+	 * The policy names come from the registry (policy/registry.c), in
+	 * registration order; nswap2l (tools/nswap2l) reads them from here.
+	 */
 	if (argc == 1 && !strcasecmp(argv[0], "help")) {
 		DMEMIT("help                      this list\n");
 		DMEMIT("placement <policy>        place new pages with <policy>:");
 		nswap2l_placement_list(result, maxlen, &sz);
 		DMEMIT("\n");
-		DMEMIT("prefetch policy <policy>  which pages to prefetch: none rr random lrs mrs auto\n");
+		nswap2l_prefetch_names(NSWAP2L_PREFETCH_WHICH, names, sizeof(names));
+		DMEMIT("prefetch policy <policy>  which pages to prefetch: none%s\n", names);
 		DMEMIT("prefetch when <when>      always, swapping, idle[:<bios in flight>]\n");
 		DMEMIT("prefetch amount <amount>  written:<percent>[:<cap>] or held:<percent>[:<cap>]\n");
 		DMEMIT("prefetch interval <ms>    wake-up interval, 10-60000\n");
