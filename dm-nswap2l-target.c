@@ -103,19 +103,6 @@ static const struct nswap2l_tier_type *const tier_types[] = {
 static LIST_HEAD(registry);
 static DEFINE_MUTEX(registry_mutex);
 
-void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt, ...)
-{
-	struct va_format vaf;
-	va_list args;
-
-	va_start(args, fmt);
-	vaf.fmt = fmt;
-	vaf.va = &args;
-	DMERR("%s: %pV", dm_table_device_name(ti->table), &vaf);
-	va_end(args);
-	ti->error = (char *)error;
-}
-
 /*----------------------------------------------------------------
  * Bio path
  *--------------------------------------------------------------*/
@@ -244,7 +231,7 @@ static void discard_work(struct work_struct *work)
 
 	release_slots(nc);
 	while ((bio = bio_list_pop(&bios))) {
-		/* nswap2l_map() made bi_sector relative to the target. */
+		/* nswap2l_dm_map() made bi_sector relative to the target. */
 		sector_t start = bio->bi_iter.bi_sector;
 
 		/* Only whole pages lose their data; partial ones are left alone. */
@@ -257,18 +244,6 @@ static void discard_work(struct work_struct *work)
 static unsigned int bio_pages(struct bio *bio)
 {
 	return bio_sectors(bio) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT);
-}
-
-static void count_bio(struct nswap2l *nc, struct bio *bio, enum nswap2l_tier_id tier,
-		      unsigned int pages)
-{
-	if (bio_data_dir(bio) == WRITE) {
-		this_cpu_add(nc->stats->writes[tier], pages);
-		this_cpu_inc(nc->stats->write_bios[tier]);
-	} else {
-		this_cpu_add(nc->stats->reads[tier], pages);
-		this_cpu_inc(nc->stats->read_bios[tier]);
-	}
 }
 
 /*
@@ -371,7 +346,7 @@ again:
 	dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
-	count_bio(nc, bio, nb->tier, nr);
+	nswap2l_stats_count_bio(nc, bio, nb->tier, nr);
 	if (!write && (entry & NSWAP2L_ENTRY_PREFETCHED))
 		this_cpu_add(nc->stats->prefetched_reads[nswap2l_entry_arm(entry)], nr);
 	nb->profiled_tier = nb->tier;
@@ -385,7 +360,7 @@ static int send_to_home(struct nswap2l *nc, struct bio *bio)
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	struct nswap2l_tier *tier = nc->tiers[nb->tier];
 
-	return tier->type->ops->map(tier, bio, nb->slot);
+	return nswap2l_tier_map(tier, bio, nb->slot);
 }
 
 static void submit_to_home(struct nswap2l *nc, struct bio *bio)
@@ -420,7 +395,7 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 	} else {
 		struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
 
-		if (tier->type->ops->map(tier, front, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
+		if (nswap2l_tier_map(tier, front, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
 			submit_bio_noacct(front);
 	}
 	nb->page += nr;
@@ -483,7 +458,7 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 			break;
 		}
 		if (entry)
-			count_bio(nc, bio, nswap2l_entry_tier(entry), done);
+			nswap2l_stats_count_bio(nc, bio, nswap2l_entry_tier(entry), done);
 		split_front(nc, bio, done, entry);
 		nr -= done;
 	}
@@ -493,7 +468,7 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 		return false;
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
-	count_bio(nc, bio, nb->tier, nr);
+	nswap2l_stats_count_bio(nc, bio, nb->tier, nr);
 	submit_to_home(nc, bio);
 	return true;
 }
@@ -528,12 +503,11 @@ static bool read_other_copy(struct nswap2l *nc, struct bio *bio)
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	struct nswap2l_tier *tier = nc->tiers[nb->tier];
 
-	if (!tier->type->ops->map_retry)
+	if (!nswap2l_tier_can_retry(tier))
 		return false;
 	nb->read_tries++;
 	bio->bi_status = BLK_STS_OK;
-	if (tier->type->ops->map_retry(tier, bio, nb->slot, nb->read_tries) ==
-	    DM_MAPIO_SUBMITTED)
+	if (nswap2l_tier_map_retry(tier, bio, nb->slot, nb->read_tries) == DM_MAPIO_SUBMITTED)
 		return true;
 	bio->bi_status = BLK_STS_IOERR;
 	return false;
@@ -607,13 +581,13 @@ static int map_flush(struct nswap2l *nc, struct bio *bio)
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (tier && tier->type->ops->map_flush && !nr--)
-			return tier->type->ops->map_flush(tier, bio);
+		if (tier && nswap2l_tier_has_flush(tier) && !nr--)
+			return nswap2l_tier_map_flush(tier, bio);
 	}
 	return DM_MAPIO_KILL;
 }
 
-static int nswap2l_map(struct dm_target *ti, struct bio *bio)
+static int nswap2l_dm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct nswap2l_table *t = ti->private;
 	struct nswap2l *nc = t->nc;
@@ -985,8 +959,8 @@ static void destroy_device(struct nswap2l *nc)
 	nswap2l_prefetch_pause(nc);
 	nswap2l_profiler_destroy(nc);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		if (nc->tiers[id] && nc->tiers[id]->type->ops->stop)
-			nc->tiers[id]->type->ops->stop(nc->tiers[id]);
+		if (nc->tiers[id])
+			nswap2l_tier_stop(nc->tiers[id]);
 	nswap2l_mover_stop(nc);
 	if (nc->bio_wq) {
 		cancel_delayed_work_sync(&nc->held_work);
@@ -999,12 +973,12 @@ static void destroy_device(struct nswap2l *nc)
 		placement->destroy(placement);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		if (nc->tiers[id])
-			nc->tiers[id]->type->ops->destroy(nc->tiers[id]);
+			nswap2l_tier_destroy(nc->tiers[id]);
 	nswap2l_mover_destroy(nc);
 	nswap2l_prefetch_destroy(nc);
 	bioset_exit(&nc->split_bios);
 	nswap2l_map_exit(&nc->map);
-	free_percpu(nc->stats);
+	nswap2l_stats_destroy(nc);
 	kfree(nc->key_spec);
 	kfree(nc);
 }
@@ -1029,8 +1003,8 @@ static int create_tiers(struct nswap2l_table *t, struct nswap2l *nc,
 
 		if (!args->tiers[type->id])
 			continue;
-		r = type->ops->create(t->ti, type, args->tiers[type->id], t->devs[type->id],
-				      &opts, &nc->tiers[type->id]);
+		r = nswap2l_tier_create(type, t->ti, args->tiers[type->id], t->devs[type->id],
+					&opts, &nc->tiers[type->id]);
 		if (r)
 			return r;
 		nc->tiers[type->id]->nc = nc;
@@ -1046,11 +1020,11 @@ static int start_tiers(struct nswap2l_table *t, struct nswap2l *nc)
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (tier && tier->type->ops->start) {
-			r = tier->type->ops->start(tier, t->ti);
-			if (r)
-				return r;
-		}
+		if (!tier)
+			continue;
+		r = nswap2l_tier_start(tier, t->ti);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -1109,9 +1083,8 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	}
 	RCU_INIT_POINTER(nc->placement, placement);
 
-	r = -ENOMEM;
-	nc->stats = alloc_percpu(struct nswap2l_io_stats);
-	if (!nc->stats) {
+	r = nswap2l_stats_create(nc);
+	if (r) {
 		ti->error = "Cannot allocate statistics";
 		goto bad;
 	}
@@ -1167,7 +1140,7 @@ static void cancel_reload(struct nswap2l_table *t)
 
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 		if (t->tier_changes[id])
-			nc->tiers[id]->type->ops->cancel_reload(nc->tiers[id], t->tier_changes[id]);
+			nswap2l_tier_cancel_reload(nc->tiers[id], t->tier_changes[id]);
 	kvfree(t->grown_map);
 	if (t->new_placement)
 		t->new_placement->destroy(t->new_placement);
@@ -1255,10 +1228,10 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (!tier || !tier->type->ops->prepare_reload)
+		if (!tier)
 			continue;
-		r = tier->type->ops->prepare_reload(tier, ti, args->tiers[id], t->devs[id],
-						    &opts, &t->tier_changes[id]);
+		r = nswap2l_tier_prepare_reload(tier, ti, args->tiers[id], t->devs[id],
+						&opts, &t->tier_changes[id]);
 		if (r)
 			return r;
 	}
@@ -1279,7 +1252,7 @@ static void commit_reload(struct nswap2l_table *t)
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		if (!t->tier_changes[id])
 			continue;
-		nc->tiers[id]->type->ops->commit_reload(nc->tiers[id], t->tier_changes[id]);
+		nswap2l_tier_commit_reload(nc->tiers[id], t->tier_changes[id]);
 		t->tier_changes[id] = NULL;
 	}
 	old = rcu_replace_pointer(nc->placement, t->new_placement,
@@ -1385,7 +1358,7 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 			    nswap2l_placement_name(nc);
 
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		ti->num_flush_bios += nc->tiers[id] && nc->tiers[id]->type->ops->map_flush;
+		ti->num_flush_bios += nc->tiers[id] && nswap2l_tier_has_flush(nc->tiers[id]);
 	ti->num_discard_bios = 1;
 	ti->discards_supported = true;
 	ti->per_io_data_size = sizeof(struct nswap2l_bio);
@@ -1419,8 +1392,8 @@ static void nswap2l_postsuspend(struct dm_target *ti)
 	nswap2l_profiler_stop(nc);
 	nswap2l_mover_pause(nc);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		if (nc->tiers[id] && nc->tiers[id]->type->ops->suspend)
-			nc->tiers[id]->type->ops->suspend(nc->tiers[id]);
+		if (nc->tiers[id])
+			nswap2l_tier_suspend(nc->tiers[id]);
 	nc->suspended = true;
 	mutex_unlock(&nc->control_mutex);
 }
@@ -1458,8 +1431,8 @@ static void nswap2l_resume(struct dm_target *ti)
 	mutex_lock(&nc->control_mutex);
 	nc->suspended = false;
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		if (nc->tiers[id] && nc->tiers[id]->type->ops->resume)
-			nc->tiers[id]->type->ops->resume(nc->tiers[id]);
+		if (nc->tiers[id])
+			nswap2l_tier_resume(nc->tiers[id]);
 	nswap2l_mover_resume(nc);
 	nswap2l_profiler_start(nc);
 	nswap2l_prefetch_resume(nc);
@@ -1511,7 +1484,7 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 		if (!tier)
 			continue;
 		DMEMIT(" %s=", tier->type->name);
-		tier->type->ops->emit_table_arg(tier, result, maxlen, &sz);
+		nswap2l_tier_emit_table_arg(tier, result, maxlen, &sz);
 	}
 	/* Only the key's description: the key itself stays in the keyring. */
 	if (nc->key_spec)
@@ -1535,32 +1508,6 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	*sz_ptr = sz;
 }
 
-void nswap2l_sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum)
-{
-	int cpu, id, dir;
-
-	memset(sum, 0, sizeof(*sum));
-	for_each_possible_cpu(cpu) {
-		struct nswap2l_io_stats *s = per_cpu_ptr(nc->stats, cpu);
-
-		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-			sum->reads[id] += s->reads[id];
-			sum->writes[id] += s->writes[id];
-			sum->read_bios[id] += s->read_bios[id];
-			sum->write_bios[id] += s->write_bios[id];
-			for (dir = 0; dir < 2; dir++) {
-				sum->inflight[id][dir] += s->inflight[id][dir];
-				sum->done[id][dir] += s->done[id][dir];
-				sum->time_ns[id][dir] += s->time_ns[id][dir];
-				sum->max_ns[id][dir] = max(sum->max_ns[id][dir], s->max_ns[id][dir]);
-			}
-		}
-		for (id = 0; id < NSWAP2L_PREFETCH_ARMS; id++)
-			sum->prefetched_reads[id] += s->prefetched_reads[id];
-		sum->zero_reads += s->zero_reads;
-	}
-}
-
 static void nswap2l_status(struct dm_target *ti, status_type_t type,
 			   unsigned int status_flags, char *result, unsigned int maxlen)
 {
@@ -1572,7 +1519,7 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		nswap2l_sum_io_stats(nc, &io);
+		nswap2l_stats_sum(nc, &io);
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 			nr_tiers += !!nc->tiers[id];
 		DMEMIT("%s %u", nswap2l_placement_name(nc), nr_tiers);
@@ -1590,8 +1537,8 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 			struct nswap2l_tier *tier = nc->tiers[id];
 
-			if (tier && tier->type->ops->emit_status)
-				tier->type->ops->emit_status(tier, result, maxlen, &sz);
+			if (tier)
+				nswap2l_tier_emit_status(tier, result, maxlen, &sz);
 		}
 		nswap2l_prefetch_status(nc, result, maxlen, &sz);
 		nswap2l_profiler_status(nc, result, maxlen, &sz);
@@ -1635,42 +1582,26 @@ const char *nswap2l_placement_name(struct nswap2l *nc)
 	return name;
 }
 
-ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf)
-{
-	struct nswap2l_io_stats io;
-	ssize_t len = 0;
-	int id;
-
-	nswap2l_sum_io_stats(nc, &io);
-	len += sysfs_emit_at(buf, len,
-			     "tier capacity used reads writes discards read_bios write_bios\n");
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-		struct nswap2l_tier *tier = nc->tiers[id];
-
-		if (tier)
-			len += sysfs_emit_at(buf, len, "%s %llu %lld %llu %llu %lld %llu %llu\n",
-					     tier->type->name, READ_ONCE(tier->capacity),
-					     atomic64_read(&tier->used), io.reads[id],
-					     io.writes[id], atomic64_read(&tier->discards),
-					     io.read_bios[id], io.write_bios[id]);
-	}
-	return len;
-}
-
 static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 			   char *result, unsigned int maxlen)
 {
 	struct nswap2l_table *t = ti->private;
 	struct nswap2l *nc = t->nc;
 	unsigned int sz = 0;
+	char names[96];
 	int id, r;
 
+	/*
+	 * The policy names come from the registry (policy/registry.c), in
+	 * registration order; nswap2l (tools/nswap2l) reads them from here.
+	 */
 	if (argc == 1 && !strcasecmp(argv[0], "help")) {
 		DMEMIT("help                      this list\n");
 		DMEMIT("placement <policy>        place new pages with <policy>:");
 		nswap2l_placement_list(result, maxlen, &sz);
 		DMEMIT("\n");
-		DMEMIT("prefetch policy <policy>  which pages to prefetch: none rr random lrs mrs auto\n");
+		nswap2l_prefetch_names(NSWAP2L_PREFETCH_WHICH, names, sizeof(names));
+		DMEMIT("prefetch policy <policy>  which pages to prefetch: none%s\n", names);
 		DMEMIT("prefetch when <when>      always, swapping, idle[:<bios in flight>]\n");
 		DMEMIT("prefetch amount <amount>  written:<percent>[:<cap>] or held:<percent>[:<cap>]\n");
 		DMEMIT("prefetch interval <ms>    wake-up interval, 10-60000\n");
@@ -1691,11 +1622,11 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (tier && tier->type->ops->message) {
-			r = tier->type->ops->message(tier, argc, argv);
-			if (r != -ENOTTY)
-				return r;
-		}
+		if (!tier)
+			continue;
+		r = nswap2l_tier_message(tier, argc, argv);
+		if (r != -ENOTTY)
+			return r;
 	}
 
 	DMERR("%s: unknown message '%s' with %u argument(s); try 'help'",
@@ -1736,7 +1667,7 @@ static struct target_type nswap2l_target = {
 	.module = THIS_MODULE,
 	.ctr = nswap2l_ctr,
 	.dtr = nswap2l_dtr,
-	.map = nswap2l_map,
+	.map = nswap2l_dm_map,
 	.end_io = nswap2l_end_io,
 	.postsuspend = nswap2l_postsuspend,
 	.preresume = nswap2l_preresume,

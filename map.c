@@ -159,7 +159,7 @@ int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 		u64 slot;
 
 		tried |= BIT(id);
-		r = tier->type->ops->alloc_slots(tier, nr, &slot);
+		r = nswap2l_tier_alloc_slots(tier, nr, &slot);
 		if (r > 0) {
 			*entry = nswap2l_entry(id, slot);
 			break;
@@ -174,7 +174,7 @@ void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written)
 	struct nswap2l_tier *tier = nc->tiers[nswap2l_entry_tier(entry)];
 	u64 slot = nswap2l_entry_slot(entry);
 
-	tier->type->ops->free_slots(tier, &slot, 1, written);
+	nswap2l_tier_free_slots(tier, &slot, 1, written);
 }
 
 /*
@@ -350,7 +350,7 @@ static void release_freed_slots(struct nswap2l *nc)
 
 		if (!map->nr_freed[id])
 			continue;
-		tier->type->ops->free_slots(tier, map->freed[id], map->nr_freed[id], true);
+		nswap2l_tier_free_slots(tier, map->freed[id], map->nr_freed[id], true);
 		atomic64_add(map->nr_freed[id], &tier->discards);
 		map->nr_freed[id] = 0;
 	}

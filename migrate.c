@@ -8,9 +8,10 @@
  * A move never loses a write.  The mover flags each entry MIGRATING, waits
  * for bios that looked the page up before (they may be writing the old
  * home), copies, and installs the new home only if the entry is still the
- * flagged one: a write meanwhile clears the flag (nswap2l_map), a discard
- * clears the entry, and the page then stays where it is.  The old home is
- * freed only after bios that may still read it have completed.
+ * flagged one: a write meanwhile clears the flag
+ * (nswap2l_map_note_access()), a discard clears the entry, and the page then
+ * stays where it is.  The old home is freed only after bios that may still
+ * read it have completed.
  *
  * The moving itself is a batch object (nswap2l_move_batch) that prefetching
  * uses too, with a batch of its own, to move pages to flash.
@@ -103,8 +104,7 @@ static void move_io(struct nswap2l *nc, struct nswap2l_move_batch *batch, enum r
 		mp->bio.bi_end_io = move_end_io;
 		mp->bio.bi_private = batch;
 		atomic_inc(&batch->pending_io);
-		if (tier->type->ops->map(tier, &mp->bio, nswap2l_entry_slot(entry)) ==
-		    DM_MAPIO_REMAPPED)
+		if (nswap2l_tier_map(tier, &mp->bio, nswap2l_entry_slot(entry)) == DM_MAPIO_REMAPPED)
 			submit_bio_noacct(&mp->bio);
 	}
 	if (!atomic_dec_and_test(&batch->pending_io))
@@ -128,7 +128,7 @@ static int alloc_new_home(struct nswap2l *nc, u64 page, int to_tier, u64 *entry)
 	if (to_tier < 0)
 		return nswap2l_alloc_home(nc, page, 1, entry);
 	tier = nc->tiers[to_tier];
-	if (tier->type->ops->alloc_slots(tier, 1, &slot) < 0)
+	if (nswap2l_tier_alloc_slots(tier, 1, &slot) < 0)
 		return -ENOSPC;
 	*entry = nswap2l_entry(to_tier, slot);
 	return 1;

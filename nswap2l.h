@@ -21,6 +21,7 @@
 #include <linux/types.h>
 
 #include "include/uapi/linux/nswap2l_proto.h"
+#include "tier.h"
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -31,17 +32,6 @@
 #define NSWAP2L_PAGE_SECTORS	(1U << (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT))
 #define NSWAP2L_SECTOR_TO_PAGE(s)	((s) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT))
 #define NSWAP2L_PAGE_TO_SECTOR(p)	((sector_t)(p) << (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT))
-
-/*
- * Tiers in placement order, fastest first.  The id is also the tier's
- * index in struct nswap2l.tiers[].
- */
-enum nswap2l_tier_id {
-	NSWAP2L_TIER_NETRAM,
-	NSWAP2L_TIER_FLASH,
-	NSWAP2L_TIER_DISK,
-	NSWAP2L_NR_TIERS
-};
 
 /*
  * One map entry per page, 64 bits, 0 meaning "never written / discarded"
@@ -105,8 +95,6 @@ static inline unsigned int nswap2l_entry_arm(u64 entry)
 }
 
 struct nswap2l;
-struct nswap2l_tier;
-struct nswap2l_tier_type;
 
 /* Bio lists filled from any context and emptied by a worker. */
 static inline void nswap2l_add_bio(spinlock_t *lock, struct bio_list *list, struct bio *bio)
@@ -171,140 +159,16 @@ struct nswap2l_tier_options {
 
 /*
  * Fail a table load: log the details (which dmesg keeps) and set the
- * summary that dmsetup reports in ti->error.
+ * summary that dmsetup reports in ti->error.  A macro, so that the files
+ * below the target need not call up into it; @fmt is a string literal.
  */
-__printf(3, 4)
-void nswap2l_bad_table(struct dm_target *ti, const char *error, const char *fmt, ...);
-
-/*
- * Mechanism of one tier.  alloc_slots() and map() run in the bio submission
- * path and must not block (map() may wait for an element of a mempool set
- * up in the constructor, never for reclaim); free_slots() runs on a worker.
- *
- * A bio may span a run of pages: pages whose slots follow each other, each
- * run_stride above the one before (struct nswap2l_tier).  map() gets the
- * first page's slot and sends the whole bio there.
- *
- * Life of a tier: create() when the first table of a device is loaded, then
- * start() once everything a tier may call into exists; reloads go through
- * prepare_reload() (in the new table's constructor: check and allocate,
- * change nothing), then commit_reload() while the device is suspended, or
- * cancel_reload() if the new table is never resumed.  stop() ends every
- * thread and work of the tier before the device is taken down; destroy()
- * copes with a half-built tier.
- */
-struct nswap2l_tier_ops {
-	/*
-	 * Parse @arg (the value after "name="), set the tier up.  @dev is the
-	 * table's device for block tiers, NULL otherwise.  Sets ti->error.
-	 */
-	int (*create)(struct dm_target *ti, const struct nswap2l_tier_type *type,
-		      const char *arg, struct dm_dev *dev,
-		      const struct nswap2l_tier_options *opts,
-		      struct nswap2l_tier **result);
-	int (*start)(struct nswap2l_tier *tier, struct dm_target *ti);	/* optional */
-	void (*stop)(struct nswap2l_tier *tier);			/* optional */
-	void (*destroy)(struct nswap2l_tier *tier);
-
-	/*
-	 * A new table names this tier with @arg: fail (ti->error, dmesg) unless
-	 * every page the tier holds stays reachable; prepare what the change
-	 * needs in *@change (NULL if nothing).
-	 */
-	int (*prepare_reload)(struct nswap2l_tier *tier, struct dm_target *ti,
-			      const char *arg, struct dm_dev *dev,
-			      const struct nswap2l_tier_options *opts, void **change);
-	void (*commit_reload)(struct nswap2l_tier *tier, void *change);
-	void (*cancel_reload)(struct nswap2l_tier *tier, void *change);
-
-	/* Hold and release the tier's own background traffic (optional). */
-	void (*suspend)(struct nswap2l_tier *tier);
-	void (*resume)(struct nswap2l_tier *tier);
-
-	/*
-	 * Reserve a run of at most @nr free slots, the first in *@slot; returns
-	 * how many (at least one), -ENOSPC when the tier is full.
-	 */
-	int (*alloc_slots)(struct nswap2l_tier *tier, unsigned int nr, u64 *slot);
-	/*
-	 * Give slots back.  @written: data may have reached them, so the tier
-	 * may discard them (may block); otherwise this only undoes alloc_slot()
-	 * and never blocks.
-	 */
-	void (*free_slots)(struct nswap2l_tier *tier, const u64 *slots,
-			   unsigned int nr, bool written);
-
-	/* Send a read or write of the run that starts at @slot; a DM_MAPIO_* code. */
-	int (*map)(struct nswap2l_tier *tier, struct bio *bio, u64 slot);
-	/*
-	 * A read of the run at @slot failed @tries times: send it to the copy
-	 * the next try goes to.  DM_MAPIO_SUBMITTED, or DM_MAPIO_KILL when
-	 * no copy is left (optional: one copy).  Called from a worker.
-	 */
-	int (*map_retry)(struct nswap2l_tier *tier, struct bio *bio, u64 slot,
-			 unsigned int tries);
-	/* Most pages one bio to the run at @slot may span (optional: no limit). */
-	unsigned int (*max_run)(struct nswap2l_tier *tier, u64 slot);
-	/* Send an empty flush; NULL when the tier has no volatile cache. */
-	int (*map_flush)(struct nswap2l_tier *tier, struct bio *bio);
-
-	/* Table argument value, as dmsetup table shows it. */
-	void (*emit_table_arg)(struct nswap2l_tier *tier, char *result,
-			       unsigned int maxlen, unsigned int *sz);
-	/* Extra status fields (optional), appended after the common ones. */
-	void (*emit_status)(struct nswap2l_tier *tier, char *result,
-			    unsigned int maxlen, unsigned int *sz);
-	/* sysfs "servers" file contents (optional). */
-	ssize_t (*show_servers)(struct nswap2l_tier *tier, char *buf);
-	/* A dmsetup message for this tier (optional); -ENOTTY if not ours. */
-	int (*message)(struct nswap2l_tier *tier, unsigned int argc, char **argv);
-};
-
-/* A kind of tier, named by its table key ("flash=..."). */
-struct nswap2l_tier_type {
-	const char *name;
-	enum nswap2l_tier_id id;
-	const struct nswap2l_tier_ops *ops;
-	const char *messages_help;	/* lines for the 'help' message, or NULL */
-	/* The table argument names a block device (opened by the table). */
-	bool has_device;
-	/* Tell the device which slots no longer hold data (SSDs want this). */
-	bool discard_freed_slots;
-	/*
-	 * A write that fails on this tier was not stored and may go to another
-	 * home (a full or failed server); reads that fail may be retried.
-	 * Failed bios of other tiers complete with their error.
-	 */
-	bool retry_failed_bios;
-};
-
-extern const struct nswap2l_tier_type nswap2l_netram_tier;
-extern const struct nswap2l_tier_type nswap2l_flash_tier;
-extern const struct nswap2l_tier_type nswap2l_disk_tier;
-
-/* Common part of every tier; counters are in pages. */
-struct nswap2l_tier {
-	const struct nswap2l_tier_type *type;
-	struct nswap2l *nc;		/* the device, set once the tier is created */
-	struct dm_dev *dev;		/* block tiers: the device, else NULL */
-	u64 capacity;			/* changes at run time for Network RAM */
-	u64 run_stride;			/* slot of a run's next page minus this one's */
-	/*
-	 * Each slot is written once: a write to a page stored here gets a new
-	 * home, and the old one is freed (reliability=parity's groups).
-	 */
-	bool write_once;
-	atomic64_t used;
-	atomic64_t discards;
-};
-
-static inline u64 nswap2l_tier_free(struct nswap2l_tier *tier)
-{
-	u64 capacity = READ_ONCE(tier->capacity);
-	s64 used = atomic64_read(&tier->used);
-
-	return used >= (s64)capacity ? 0 : capacity - used;
-}
+#define nswap2l_bad_table(ti, summary, fmt, ...)					\
+do {											\
+	struct dm_target *__ti = (ti);							\
+											\
+	DMERR("%s: " fmt, dm_table_device_name(__ti->table), ##__VA_ARGS__);		\
+	__ti->error = (char *)(summary);						\
+} while (0)
 
 /* Block-device tiers (tier_block.c), shared by flash and disk. */
 extern const struct nswap2l_tier_ops nswap2l_block_tier_ops;
@@ -420,22 +284,6 @@ void nswap2l_map_discard(struct nswap2l *nc, u64 first, u64 end);
  * reloads (found by the mapped device, dm-thin's pool registry).
  *--------------------------------------------------------------*/
 
-/* Counted on every bio: per CPU, so that CPUs do not share a cache line. */
-struct nswap2l_io_stats {
-	u64 reads[NSWAP2L_NR_TIERS];		/* pages */
-	u64 writes[NSWAP2L_NR_TIERS];
-	u64 read_bios[NSWAP2L_NR_TIERS];	/* the bios that carried them */
-	u64 write_bios[NSWAP2L_NR_TIERS];
-	u64 zero_reads;				/* reads of never-written pages */
-	/* Flash reads of pages prefetching put there, by the arm that did. */
-	u64 prefetched_reads[NSWAP2L_PREFETCH_ARMS];
-	/* The profiler's view (profiler.c): bios in flight, and completed. */
-	s32 inflight[NSWAP2L_NR_TIERS][2];	/* by bio_data_dir() */
-	u64 done[NSWAP2L_NR_TIERS][2];
-	u64 time_ns[NSWAP2L_NR_TIERS][2];	/* their summed latency */
-	u64 max_ns[NSWAP2L_NR_TIERS][2];
-};
-
 /*
  * Old homes of pages that a write placed again (a prefetched page rewritten,
  * a write its tier refused): freed by the discard worker once bios that may
@@ -505,12 +353,6 @@ struct nswap2l {
 	atomic64_t moved_pages;			/* by the mover */
 };
 
-/* Most pages one bio to the run at @slot of @tier may span now. */
-static inline unsigned int nswap2l_tier_max_run(struct nswap2l_tier *tier, u64 slot)
-{
-	return tier->type->ops->max_run ? tier->type->ops->max_run(tier, slot) : UINT_MAX;
-}
-
 /* The home of the page @n pages after the one at @home, in the same run. */
 static inline u64 nswap2l_run_home(struct nswap2l *nc, u64 home, u64 n)
 {
@@ -519,13 +361,9 @@ static inline u64 nswap2l_run_home(struct nswap2l *nc, u64 home, u64 n)
 	return home + ((n * stride) << NSWAP2L_ENTRY_SLOT_SHIFT);
 }
 
-/* Sum the per-CPU counters. */
-void nswap2l_sum_io_stats(struct nswap2l *nc, struct nswap2l_io_stats *sum);
-
 /* Interface shared by messages and sysfs (sysfs.c). */
 int nswap2l_set_placement(struct nswap2l *nc, const char *name);
 const char *nswap2l_placement_name(struct nswap2l *nc);
-ssize_t nswap2l_show_tiers(struct nswap2l *nc, char *buf);
 void nswap2l_sysfs_add(struct nswap2l *nc);
 void nswap2l_sysfs_remove(struct nswap2l *nc);
 int nswap2l_sysfs_init(void);
@@ -639,10 +477,47 @@ void nswap2l_prefetch_status(struct nswap2l *nc, char *result, unsigned int maxl
 void nswap2l_prefetch_note_rewritten(struct nswap2l *nc, unsigned int nr);
 
 /*----------------------------------------------------------------
- * Profiler (profiler.c): bios in flight are counted per CPU on the bio
- * path (no lock); a timer samples them into histograms of read and of
- * write concurrency, per tier and for the device.
+ * I/O statistics and profiler (profiler.c): bios are counted, and those in
+ * flight too, per CPU on the bio path (no lock); a timer samples the
+ * in-flight counts into histograms of read and of write concurrency, per
+ * tier and for the device.
  *--------------------------------------------------------------*/
+/* Counted on every bio: per CPU, so that CPUs do not share a cache line. */
+struct nswap2l_io_stats {
+	u64 reads[NSWAP2L_NR_TIERS];		/* pages */
+	u64 writes[NSWAP2L_NR_TIERS];
+	u64 read_bios[NSWAP2L_NR_TIERS];	/* the bios that carried them */
+	u64 write_bios[NSWAP2L_NR_TIERS];
+	u64 zero_reads;				/* reads of never-written pages */
+	/* Flash reads of pages prefetching put there, by the arm that did. */
+	u64 prefetched_reads[NSWAP2L_PREFETCH_ARMS];
+	/* The profiler's view (profiler.c): bios in flight, and completed. */
+	s32 inflight[NSWAP2L_NR_TIERS][2];	/* by bio_data_dir() */
+	u64 done[NSWAP2L_NR_TIERS][2];
+	u64 time_ns[NSWAP2L_NR_TIERS][2];	/* their summed latency */
+	u64 max_ns[NSWAP2L_NR_TIERS][2];
+};
+
+int nswap2l_stats_create(struct nswap2l *nc);
+void nswap2l_stats_destroy(struct nswap2l *nc);
+/* Sum the per-CPU counters. */
+void nswap2l_stats_sum(struct nswap2l *nc, struct nswap2l_io_stats *sum);
+/* sysfs "tiers" file contents. */
+ssize_t nswap2l_stats_show_tiers(struct nswap2l *nc, char *buf);
+
+/* @bio carries @pages pages to @tier. */
+static inline void nswap2l_stats_count_bio(struct nswap2l *nc, struct bio *bio,
+					   enum nswap2l_tier_id tier, unsigned int pages)
+{
+	if (bio_data_dir(bio) == WRITE) {
+		this_cpu_add(nc->stats->writes[tier], pages);
+		this_cpu_inc(nc->stats->write_bios[tier]);
+	} else {
+		this_cpu_add(nc->stats->reads[tier], pages);
+		this_cpu_inc(nc->stats->read_bios[tier]);
+	}
+}
+
 #define NSWAP2L_PROFILE_SAMPLE_MS	10
 
 int nswap2l_profiler_create(struct nswap2l *nc);

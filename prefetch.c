@@ -271,7 +271,7 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 	unsigned int arm;
 	int id;
 
-	nswap2l_sum_io_stats(nc, &io);
+	nswap2l_stats_sum(nc, &io);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		written += io.writes[id];
 		reads += io.done[id][READ];
@@ -532,7 +532,7 @@ static u64 prefetched_reads(struct nswap2l *nc)
 	u64 sum = 0;
 	unsigned int arm;
 
-	nswap2l_sum_io_stats(nc, &io);
+	nswap2l_stats_sum(nc, &io);
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
 		sum += io.prefetched_reads[arm];
 	return sum;
@@ -569,7 +569,7 @@ ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 	len = nswap2l_prefetch_emit_counters(nc, buf, len);
 	len += sysfs_emit_at(buf, len, "failed %lld\nrewritten %lld\n",
 			     atomic64_read(&pf->failed), atomic64_read(&pf->rewritten));
-	nswap2l_sum_io_stats(nc, &io);
+	nswap2l_stats_sum(nc, &io);
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
 		const struct nswap2l_prefetch_which *which = nswap2l_prefetch_arm(arm);
 

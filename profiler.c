@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The concurrency profiler (Nswap2L's Tables V and VII): how many reads and
+ * The I/O statistics (pages and bios each tier read and wrote, per CPU) and
+ * the concurrency profiler (Nswap2L's Tables V and VII): how many reads and
  * how many writes are in flight, on the device and on each tier, and how
  * long they take.
  *
@@ -13,10 +14,71 @@
  */
 #include <linux/jiffies.h>
 #include <linux/math64.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include <linux/timer.h>
 
 #include "nswap2l.h"
+
+int nswap2l_stats_create(struct nswap2l *nc)
+{
+	nc->stats = alloc_percpu(struct nswap2l_io_stats);
+	return nc->stats ? 0 : -ENOMEM;
+}
+
+void nswap2l_stats_destroy(struct nswap2l *nc)
+{
+	free_percpu(nc->stats);
+}
+
+void nswap2l_stats_sum(struct nswap2l *nc, struct nswap2l_io_stats *sum)
+{
+	int cpu, id, dir;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		struct nswap2l_io_stats *s = per_cpu_ptr(nc->stats, cpu);
+
+		for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+			sum->reads[id] += s->reads[id];
+			sum->writes[id] += s->writes[id];
+			sum->read_bios[id] += s->read_bios[id];
+			sum->write_bios[id] += s->write_bios[id];
+			for (dir = 0; dir < 2; dir++) {
+				sum->inflight[id][dir] += s->inflight[id][dir];
+				sum->done[id][dir] += s->done[id][dir];
+				sum->time_ns[id][dir] += s->time_ns[id][dir];
+				sum->max_ns[id][dir] = max(sum->max_ns[id][dir], s->max_ns[id][dir]);
+			}
+		}
+		for (id = 0; id < NSWAP2L_PREFETCH_ARMS; id++)
+			sum->prefetched_reads[id] += s->prefetched_reads[id];
+		sum->zero_reads += s->zero_reads;
+	}
+}
+
+ssize_t nswap2l_stats_show_tiers(struct nswap2l *nc, char *buf)
+{
+	struct nswap2l_io_stats io;
+	ssize_t len = 0;
+	int id;
+
+	nswap2l_stats_sum(nc, &io);
+	len += sysfs_emit_at(buf, len,
+			     "tier capacity used reads writes discards read_bios write_bios\n");
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (tier)
+			len += sysfs_emit_at(buf, len, "%s %llu %lld %llu %llu %lld %llu %llu\n",
+					     tier->type->name, READ_ONCE(tier->capacity),
+					     atomic64_read(&tier->used), io.reads[id],
+					     io.writes[id], atomic64_read(&tier->discards),
+					     io.read_bios[id], io.write_bios[id]);
+	}
+	return len;
+}
 
 /* 0 to 63 bios in flight, and 64 or more. */
 #define PROFILE_BUCKETS		65
@@ -121,7 +183,7 @@ void nswap2l_profiler_reset(struct nswap2l *nc)
 	struct nswap2l_io_stats io;
 	int cpu, id, dir;
 
-	nswap2l_sum_io_stats(nc, &io);
+	nswap2l_stats_sum(nc, &io);
 	/* Racy against a completion: at worst one maximum survives the reset. */
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(nc->stats, cpu)->max_ns, 0, sizeof(io.max_ns));
@@ -184,7 +246,7 @@ ssize_t nswap2l_profiler_show(struct nswap2l *nc, char *buf)
 	struct nswap2l_io_stats io;
 	int len, id, dir;
 
-	nswap2l_sum_io_stats(nc, &io);
+	nswap2l_stats_sum(nc, &io);
 	spin_lock_bh(&prof->lock);
 	len = sysfs_emit(buf, "samples %llu\nsample_ms %u\n", prof->samples,
 			 NSWAP2L_PROFILE_SAMPLE_MS);

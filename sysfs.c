@@ -53,16 +53,14 @@ static ssize_t placement_store(struct kobject *kobj, struct kobj_attribute *attr
 
 static ssize_t tiers_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	return nswap2l_show_tiers(kobj_to_nc(kobj), buf);
+	return nswap2l_stats_show_tiers(kobj_to_nc(kobj), buf);
 }
 
 static ssize_t servers_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	struct nswap2l_tier *tier = kobj_to_nc(kobj)->tiers[NSWAP2L_TIER_NETRAM];
 
-	if (!tier || !tier->type->ops->show_servers)
-		return 0;
-	return tier->type->ops->show_servers(tier, buf);
+	return tier ? nswap2l_tier_show_servers(tier, buf) : 0;
 }
 
 static ssize_t profile_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)

@@ -204,8 +204,21 @@ PREFETCH_SETTINGS = (("policy", "policy", table.check_policy, "POLICY"),
                      ("interval", "interval_ms", table.check_interval, "--interval"))
 
 
+def prefetch_policies(name):
+    """The policies the device's kernel has registered, from its 'help'
+    message; table's fallback list when it cannot be asked yet (not root, or
+    no such device: its refusal comes later, from table_of())."""
+    if os.geteuid() == 0 and os.path.isdir(os.path.join(device.SYSFS_ROOT, name)):
+        names = device.registered_policies(name)[1]
+        if names:
+            return names
+    return table.PREFETCH_POLICIES
+
+
 def cmd_prefetch(args):
-    changes = [(sysfs, check(getattr(args, opt), option))
+    policies = prefetch_policies(args.name) if args.policy is not None else ()
+    checks = {"policy": lambda value, option: table.check_policy(value, option, policies)}
+    changes = [(sysfs, checks.get(opt, check)(getattr(args, opt), option))
                for opt, sysfs, check, option in PREFETCH_SETTINGS if getattr(args, opt) is not None]
     if changes:
         device.require_root("prefetch")

@@ -174,6 +174,19 @@ def message(name, *words):
         log.close()
 
 
+def registered_policies(name):
+    """(placements, prefetch policies) the kernel has registered, as its
+    'help' message lists them ("placement <policy> ...: NAMES" and
+    "prefetch policy <policy> ...: NAMES"); needs root, as dmsetup does."""
+    lists = {"placement": (), "prefetch policy": ()}
+    for line in dmsetup("message", name, "0", "help", what="help").stdout.splitlines():
+        head, sep, names = line.partition(":")
+        for key in lists:
+            if sep and head.startswith(key + " <policy>"):
+                lists[key] = tuple(names.split())
+    return lists["placement"], lists["prefetch policy"]
+
+
 def dev_path(name):
     return f"/dev/mapper/{name}"
 

@@ -17,8 +17,12 @@ from .device import Failure, EXIT_USAGE, EXIT_NO_DEVICE
 
 SECTOR = 512
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
-# The values the kernel's table parser takes, in one place: the options'
-# checks and --help both read them.
+# The policies are the kernel's: its "dmsetup message DEV 0 help" lists the
+# ones registered (policy/registry.c), and nswap2l reads them from there when
+# it talks to a device (device.registered_policies()).  These two lists are
+# the FALLBACK, the names policy/ registers today, for when there is no device
+# to ask (create, --print-table: issue 28 wants a bad value refused before
+# anything is loaded) and for --help.  A new policy file adds its name here.
 PREFETCH_POLICIES = ("none", "rr", "random", "lrs", "mrs", "auto")   # policy/prefetch_*.c
 PLACEMENTS = ("fastest_free",)      # policy/*.c: each nswap2l_placement_register()
 # protect=: none, or a synchronous AEAD with a 12-byte nonce, a 16-byte tag and
@@ -130,8 +134,9 @@ def parse_seconds(text, option, low, high):
     return int(text)
 
 
-def check_policy(value, option="--prefetch"):
-    return one_of(option, value, PREFETCH_POLICIES)
+def check_policy(value, option="--prefetch", accepted=PREFETCH_POLICIES):
+    """@accepted: the device's registered policies if there is one to ask."""
+    return one_of(option, value, accepted)
 
 
 def check_when(value, option="--when"):

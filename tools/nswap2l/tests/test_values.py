@@ -14,7 +14,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from nswap2l_cmd import config, table  # noqa: E402
+from nswap2l_cmd import config, device, table  # noqa: E402
 from nswap2l_cmd.device import EXIT_USAGE, Failure  # noqa: E402
 
 GIB = 1 << 30
@@ -114,6 +114,21 @@ class OnePlaceForTheKernelsValues(unittest.TestCase):
                 line, _ = table.build("t", {"netram": "10.0.0.1:1", "key_file": "k",
                                             option: accepted[0], "size": "1G"})
                 self.assertIn(f" {option}={accepted[0]}", line)
+
+
+class PoliciesFromTheKernelsHelp(unittest.TestCase):
+    HELP = ("help                      this list\n"
+            "placement <policy>        place new pages with <policy>: fastest_free other\n"
+            "prefetch policy <policy>  which pages to prefetch: none rr random lrs mrs auto new\n"
+            "prefetch when <when>      always, swapping, idle[:<bios in flight>]\n")
+
+    def test_help_parsed(self):
+        reply = mock.Mock(stdout=self.HELP)
+        with mock.patch.object(device, "dmsetup", return_value=reply) as dmsetup:
+            placements, policies = device.registered_policies("t")
+        dmsetup.assert_called_once_with("message", "t", "0", "help", what="help")
+        self.assertEqual(placements, ("fastest_free", "other"))
+        self.assertEqual(policies, ("none", "rr", "random", "lrs", "mrs", "auto", "new"))
 
 
 if __name__ == "__main__":
