@@ -137,12 +137,13 @@ int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_hea
 
 /*
  * An answer to EVICT, once the FREEs of the pages moved are all out, and
- * not while the device is suspended; called with srv->lock held.
+ * not while the device is suspended.
  */
 bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply)
 {
 	struct netram_eviction *ev = &srv->evict;
 
+	lockdep_assert_held(&srv->lock);
 	if (srv->state != NETRAM_UP || srv->nr_free_keys || READ_ONCE(srv->nt->suspended))
 		return false;
 	while (ev->nr_ready) {

@@ -200,13 +200,14 @@ static inline u16 netram_run_bits(unsigned int first, unsigned int nr)
 	return GENMASK(first + nr - 1, first);
 }
 
-/* The group of @key, or NULL if it is gone.  Called with the parity lock held. */
+/* The group of @key, or NULL if it is gone. */
 static struct netram_group *netram_find_group(struct netram_parity *p, u64 key)
 {
 	u64 serial = netram_key_serial(key);
 	u32 index;
 	struct netram_group *g;
 
+	lockdep_assert_held(&p->lock);
 	div_u64_rem(serial, p->nr_groups, &index);
 	g = &p->groups[index];
 
@@ -263,12 +264,13 @@ static void netram_release_keys(struct netram_server *srv, u64 key, unsigned lon
 	spin_unlock_irqrestore(&srv->lock, flags);
 }
 
-/* No page is left in the group: free its keys everywhere.  Parity lock held. */
+/* No page is left in the group: free its keys everywhere. */
 static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
 {
 	unsigned long to_send = 0;
 	unsigned int m, i;
 
+	lockdep_assert_held(&nt->parity->lock);
 	for (m = 0; m < g->nr_members; m++) {
 		if (!g->pages[m])
 			continue;
@@ -293,11 +295,12 @@ static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
  * Writing: members, then the parity
  *--------------------------------------------------------------*/
 
-/* Nothing can join the parity any more: write it.  Parity lock held. */
+/* Nothing can join the parity any more: write it. */
 static void netram_seal_group(struct netram_tier *nt, struct netram_group *g)
 {
 	struct netram_parity *p = nt->parity;
 
+	lockdep_assert_held(&p->lock);
 	if (p->open == g)
 		p->open = NULL;
 	g->state = NETRAM_GROUP_SEALED;
@@ -330,12 +333,13 @@ static bool netram_group_sent(const struct netram_group *g, const struct netram_
  * Seal as soon as the parity can be computed: a closed group (full, or no
  * server left for another member) once all its pages are sent, so that the
  * parity goes out while they are on the wire; an open one once they are
- * stored (no other write came meanwhile).  Parity lock held.
+ * stored (no other write came meanwhile).
  */
 static void netram_maybe_seal(struct netram_tier *nt, struct netram_group *g)
 {
 	struct netram_group_io *io = &nt->parity->ios[g->io];
 
+	lockdep_assert_held(&nt->parity->lock);
 	if (g->state > NETRAM_GROUP_CLOSED)
 		return;
 	if (netram_group_stored(io) ||
@@ -350,7 +354,7 @@ static bool netram_group_complete(const struct netram_group *g, const struct net
 }
 
 /*
- * @nr pages from @key are stored (or not, @status).  Parity lock held.
+ * @nr pages from @key are stored (or not, @status).
  * True when the group is complete: the caller calls netram_group_written().
  */
 static bool netram_member_done(struct netram_tier *nt, struct netram_group *g, u64 key,
@@ -359,6 +363,7 @@ static bool netram_member_done(struct netram_tier *nt, struct netram_group *g, u
 	struct netram_group_io *io = &nt->parity->ios[g->io];
 	unsigned int m = netram_key_run(key);
 
+	lockdep_assert_held(&nt->parity->lock);
 	io->pending[m] &= ~netram_run_bits(netram_key_page(key), nr);
 	if (status)
 		g->left_out |= BIT(m);
@@ -656,7 +661,7 @@ static void netram_parity_work(struct work_struct *work)
  * Slots: joining groups, leaving them
  *--------------------------------------------------------------*/
 
-/* A new group, with its first member's server and its parity's.  Parity lock held. */
+/* A new group, with its first member's server and its parity's. */
 static struct netram_group *netram_open_group(struct netram_tier *nt,
 					      const struct nswap2l_server_room *rooms,
 					      unsigned long candidates, unsigned int *server)
@@ -668,6 +673,7 @@ static struct netram_group *netram_open_group(struct netram_tier *nt,
 	u32 start, index;
 	u64 serial;
 
+	lockdep_assert_held(&p->lock);
 	if (!p->nr_free_ios ||
 	    nswap2l_pick_servers(nt->choice, rooms, netram_nr_servers(nt), candidates, 2, picked))
 		return NULL;

@@ -46,12 +46,13 @@ static bool netram_recovery_wants(struct nswap2l_move_job *job, u64 slot)
 	return lost && lost < copies;
 }
 
-/* A pass starts: the losses it counts.  Called with rec->lock held. */
+/* A pass starts: the losses it counts. */
 static void netram_begin_pass(struct netram_tier *nt)
 {
 	struct netram_recovery *rec = &nt->recovery;
 	unsigned int i;
 
+	lockdep_assert_held(&rec->lock);
 	for (i = 0; i < netram_nr_servers(nt); i++)
 		rec->pass_below[i] = READ_ONCE(nt->servers[i]->lost_below);
 	rec->pass_lost = 0;
@@ -149,12 +150,13 @@ void netram_retry_recovery(struct netram_tier *nt)
 
 /*
  * Every key handed out so far is lost on @srv; later ones cannot go there.
- * Called with srv->lock held, where the server is marked failed too: status
- * never shows a failed server whose copies are not counted lost yet, nor
- * lost copies and no recovery before netram_recover_lost() queues it.
+ * Under srv->lock, where the server is marked failed too: status never
+ * shows a failed server whose copies are not counted lost yet, nor lost
+ * copies and no recovery before netram_recover_lost() queues it.
  */
 s64 netram_mark_lost(struct netram_server *srv)
 {
+	lockdep_assert_held(&srv->lock);
 	WRITE_ONCE(srv->lost_below, atomic64_read(&srv->nt->next_key) + 1);
 	WRITE_ONCE(srv->lost_held, atomic64_read(&srv->held));
 	WRITE_ONCE(srv->nt->recovery.wanted, true);
