@@ -10,6 +10,7 @@
  *   netram_req.c     request queue, batching, non-blocking sending, replies
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
  *   netram_recover.c copies lost with a server made again (reliability=)
+ *   netram_copies.c  reliability=none and mirror (netram_scheme.h)
  *   netram_parity.c  reliability=parity: groups, their parity, rebuilds
  *   netram_protect.c protect=: pages encrypted and authenticated end to end
  *
@@ -27,7 +28,7 @@
  *   srv->lock               a server's queue, keys and state, irq-safe: bios
  *                           complete and are mapped in any context; also
  *                           taken inside send_mutex (netram_next_tx()).
- *                           Several at once only in netram_alloc_slots():
+ *                           Several at once only in netram_copies_alloc():
  *                           by increasing server index, spin_lock_nested()
  *                           by copy number
  *   nt->recovery.lock       a leaf
@@ -307,13 +308,12 @@ struct netram_recovery {
 	u64 last_ms;			/* how long the last complete recovery took */
 };
 
-struct netram_parity;
+struct netram_scheme;
 
 struct netram_tier {
 	struct nswap2l_tier tier;
-	enum nswap2l_reliability reliability;
-	unsigned int copies;		/* of every page it stores */
-	struct netram_parity *parity;	/* reliability=parity */
+	const struct netram_scheme *scheme;	/* reliability= */
+	void *scheme_data;		/* the scheme's own: parity groups */
 	struct netram_protect *protect;	/* protect=, NULL for none */
 	unsigned int parity_group;	/* its members per group, at most */
 	atomic64_t next_key;
@@ -484,23 +484,6 @@ bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_repl
 int netram_remove_server(struct netram_tier *nt, const char *name);
 /* The server takes and holds nothing: disconnected, its slot free for another. */
 void netram_remove_slot(struct netram_server *srv);
-
-/* netram_parity.c */
-int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
-			 const struct nswap2l_tier_options *opts);
-void netram_parity_stop(struct netram_tier *nt);
-void netram_parity_destroy(struct netram_tier *nt);
-int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot);
-void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
-			bool written);
-int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot);
-int netram_parity_map_read(struct netram_tier *nt, struct bio *bio, u64 slot);
-bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot);
-bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *pass_below,
-				  const u64 *counted_below, u64 *pass_lost);
-bool netram_parity_group_on(struct netram_tier *nt, u64 slot, struct netram_server *srv,
-			    const u64 *keys, unsigned int nr_keys);
-u64 netram_parity_rebuilt(struct netram_tier *nt);
 
 /* netram_protect.c */
 int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const char *aead);

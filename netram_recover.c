@@ -20,30 +20,13 @@
  * server's lost_below then) and not by those an earlier pass counted: each
  * lost page is counted once.
  */
-#include "netram.h"
+#include "netram_scheme.h"
 
 static bool netram_recovery_wants(struct nswap2l_move_job *job, u64 slot)
 {
 	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
-	struct netram_recovery *rec = &nt->recovery;
-	unsigned int copy, lost = 0, lost_in_pass = 0, lost_before = 0;
-	unsigned int copies = netram_slot_copies(slot);
-	u64 key = netram_slot_key(slot);
 
-	if (nt->parity)
-		return netram_parity_recovery_wants(nt, slot, rec->pass_below, rec->counted_below,
-						    &rec->pass_lost);
-	for (copy = 0; copy < copies; copy++) {
-		unsigned int i = netram_slot_server_index(slot, copy);
-
-		lost += netram_copy_lost(nt->servers[i], key);
-		lost_in_pass += key < rec->pass_below[i];
-		lost_before += key < rec->counted_below[i];
-	}
-	/* One look per page and pass, on the mover's thread alone. */
-	if (lost_in_pass == copies && lost_before < copies)
-		rec->pass_lost++;
-	return lost && lost < copies;
+	return netram_scheme_lost_wants(nt, slot, &nt->recovery);
 }
 
 /* A pass starts: the losses it counts. */
@@ -92,9 +75,7 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 		      netram_dev_name(nt), job->left);
 	DMINFO("%s: recovery done in %llu ms: %llu pages copied again, %llu pages lost so far",
 	       netram_dev_name(nt), rec->last_ms, rec->moved, rec->pages_lost);
-	if (nt->parity)
-		DMINFO("%s: %llu pages rebuilt from their parity groups so far",
-		       netram_dev_name(nt), netram_parity_rebuilt(nt));
+	netram_scheme_recovered(nt);
 }
 
 void netram_queue_recovery(struct netram_tier *nt)
@@ -144,7 +125,7 @@ static s64 netram_copies_lost(struct netram_tier *nt)
  */
 void netram_retry_recovery(struct netram_tier *nt)
 {
-	if (nt->reliability != NSWAP2L_RELIABILITY_NONE && netram_copies_lost(nt) > 0)
+	if (netram_scheme_redundant(nt) && netram_copies_lost(nt) > 0)
 		netram_queue_recovery(nt);
 }
 
@@ -171,9 +152,7 @@ void netram_recover_lost(struct netram_server *srv, const char *why, s64 lost)
 	netram_update_capacity(nt);
 	if (lost)
 		DMERR("%s: server %s %s: the %lld pages stored there are lost%s",
-		      netram_dev_name(nt), srv->name, why, lost,
-		      nt->parity ? "; rebuilding them from their parity groups" :
-		      nt->copies > 1 ? "; copying them again from their mirrors" : "");
+		      netram_dev_name(nt), srv->name, why, lost, netram_scheme_lost_hint(nt));
 	netram_queue_recovery(nt);
 }
 
@@ -207,7 +186,7 @@ void netram_emit_recovery(struct netram_tier *nt, char *result, unsigned int max
 	running = rec->running || READ_ONCE(rec->wanted);
 	last_ms = rec->last_ms;
 	spin_unlock_irq(&rec->lock);
-	DMEMIT(" %s %lld %llu %u %llu", nswap2l_reliability_names[nt->reliability], copies_lost,
-	       pages_lost, running, last_ms);
+	DMEMIT(" %s %lld %llu %u %llu", netram_scheme_name(nt), copies_lost, pages_lost, running,
+	       last_ms);
 	*sz_ptr = sz;
 }
