@@ -10,8 +10,30 @@
  *   netram_req.c     request queue, batching, non-blocking sending, replies
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
  *   netram_recover.c copies lost with a server made again (reliability=)
+ *   netram_copies.c  reliability=none and mirror (netram_scheme.h)
  *   netram_parity.c  reliability=parity: groups, their parity, rebuilds
  *   netram_protect.c protect=: pages encrypted and authenticated end to end
+ *
+ * Locking, outermost first:
+ *
+ *   nt->servers_mutex       add_server, remove_server, reload; may take
+ *                           srv->sock_mutex (netram_reuse_slot()) and srv->lock
+ *   srv->send_mutex         one sender; a send error shuts the socket, so
+ *     srv->sock_mutex       it may take sock_mutex (never the reverse)
+ *       sk_callback_lock    set and restored under sock_mutex; read in
+ *                           netram_write_space(), which only queues io_work
+ *   p->lock                 parity groups (netram_parity.c); taken with no
+ *                           other Network RAM lock held, takes srv->lock
+ *                           inside (netram_hold_keys(), netram_release_keys())
+ *   srv->lock               a server's queue, keys and state, irq-safe: bios
+ *                           complete and are mapped in any context; also
+ *                           taken inside send_mutex (netram_next_tx()).
+ *                           Several at once only in netram_copies_alloc():
+ *                           by increasing server index, spin_lock_nested()
+ *                           by copy number
+ *   nt->recovery.lock       a leaf
+ *
+ * No mutex is taken under a spinlock.
  */
 #ifndef NSWAP2L_NETRAM_H
 #define NSWAP2L_NETRAM_H
@@ -286,13 +308,12 @@ struct netram_recovery {
 	u64 last_ms;			/* how long the last complete recovery took */
 };
 
-struct netram_parity;
+struct netram_scheme;
 
 struct netram_tier {
 	struct nswap2l_tier tier;
-	enum nswap2l_reliability reliability;
-	unsigned int copies;		/* of every page it stores */
-	struct netram_parity *parity;	/* reliability=parity */
+	const struct netram_scheme *scheme;	/* reliability= */
+	void *scheme_data;		/* the scheme's own: parity groups */
 	struct netram_protect *protect;	/* protect=, NULL for none */
 	unsigned int parity_group;	/* its members per group, at most */
 	atomic64_t next_key;
@@ -430,7 +451,7 @@ int netram_set_key(struct netram_tier *nt, struct dm_target *ti, const char *spe
 int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found);
 int netram_alloc_session(struct netram_server *srv);
 void netram_free_session(struct netram_server *srv);
-/* The MAC of srv->tx, the next message out; called with send_mutex held. */
+/* The MAC of srv->tx, the next message out. */
 int netram_seal_tx(struct netram_server *srv);
 /*
  * Reads the MAC that follows a received message (@hdr, then @len bytes of
@@ -441,11 +462,11 @@ int netram_check_rx(struct netram_server *srv, const struct nswap2l_msg_header *
 
 /* netram_req.c */
 void netram_queue_bio(struct netram_server *srv, struct bio *bio);
-/* A key to FREE; called with srv->lock held, the caller queues the io_work. */
+/* A key to FREE; the caller queues the io_work. */
 void netram_add_free_key(struct netram_server *srv, u64 key);
 /*
  * @key leaves @srv: FREEd there if it was @written (returns true: the caller
- * queues the io_work), its reservation given back if not.  srv->lock held.
+ * queues the io_work), its reservation given back if not.
  */
 bool netram_release_key(struct netram_server *srv, u64 key, bool written);
 void netram_queue_io(struct netram_server *srv);
@@ -463,23 +484,6 @@ bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_repl
 int netram_remove_server(struct netram_tier *nt, const char *name);
 /* The server takes and holds nothing: disconnected, its slot free for another. */
 void netram_remove_slot(struct netram_server *srv);
-
-/* netram_parity.c */
-int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
-			 const struct nswap2l_tier_options *opts);
-void netram_parity_stop(struct netram_tier *nt);
-void netram_parity_destroy(struct netram_tier *nt);
-int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot);
-void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
-			bool written);
-int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot);
-int netram_parity_map_read(struct netram_tier *nt, struct bio *bio, u64 slot);
-bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot);
-bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *pass_below,
-				  const u64 *counted_below, u64 *pass_lost);
-bool netram_parity_group_on(struct netram_tier *nt, u64 slot, struct netram_server *srv,
-			    const u64 *keys, unsigned int nr_keys);
-u64 netram_parity_rebuilt(struct netram_tier *nt);
 
 /* netram_protect.c */
 int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const char *aead);

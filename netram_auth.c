@@ -260,6 +260,7 @@ int netram_seal_tx(struct netram_server *srv)
 {
 	struct netram_tx *tx = &srv->tx;
 
+	lockdep_assert_held(&srv->send_mutex);
 	return netram_message_mac(srv->tx_hmac, srv->tx_seq++, &tx->hdr, tx->keys, tx->keys_len,
 				  tx->bios, tx->nr_bios, tx->mac);
 }

@@ -28,7 +28,7 @@
 #include <net/sock.h>
 
 #include "compat.h"
-#include "netram.h"
+#include "netram_scheme.h"
 
 /*----------------------------------------------------------------
  * Socket I/O
@@ -462,7 +462,7 @@ void netram_watchdog(struct work_struct *work)
 		 * (copied or rebuilt), and if it comes back it comes back
 		 * empty.  Without, its pages may still come back with it.
 		 */
-		lose = (timed_out || give_up) && nt->reliability != NSWAP2L_RELIABILITY_NONE;
+		lose = (timed_out || give_up) && netram_scheme_redundant(nt);
 		if (lose) {
 			srv->renew_id = true;
 			lost = netram_mark_lost(srv);

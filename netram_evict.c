@@ -6,10 +6,9 @@
  * FREEs of the pages moved.  remove_server drains a server the same way.
  * While the device is suspended, the moves wait and so do the answers.
  */
-#include <linux/bsearch.h>
 #include <linux/sort.h>
 
-#include "netram.h"
+#include "netram_scheme.h"
 
 int netram_cmp_u64(const void *a, const void *b)
 {
@@ -21,14 +20,9 @@ int netram_cmp_u64(const void *a, const void *b)
 static bool netram_evict_wants(struct nswap2l_move_job *job, u64 slot)
 {
 	struct netram_server *srv = container_of(job, struct netram_server, evict.job);
-	u64 key = netram_slot_key(slot);
 
-	if (srv->nt->parity)
-		return netram_parity_group_on(srv->nt, slot, srv, srv->evict.job_keys,
-					      srv->evict.nr_job_keys);
-	return netram_slot_on(srv, slot) &&
-	       bsearch(&key, srv->evict.job_keys, srv->evict.nr_job_keys, sizeof(u64),
-		       netram_cmp_u64);
+	return netram_scheme_on_server(srv->nt, slot, srv, srv->evict.job_keys,
+				       srv->evict.nr_job_keys);
 }
 
 static void netram_start_eviction(struct netram_server *srv);
@@ -137,12 +131,13 @@ int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_hea
 
 /*
  * An answer to EVICT, once the FREEs of the pages moved are all out, and
- * not while the device is suspended; called with srv->lock held.
+ * not while the device is suspended.
  */
 bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply)
 {
 	struct netram_eviction *ev = &srv->evict;
 
+	lockdep_assert_held(&srv->lock);
 	if (srv->state != NETRAM_UP || srv->nr_free_keys || READ_ONCE(srv->nt->suspended))
 		return false;
 	while (ev->nr_ready) {
@@ -158,9 +153,7 @@ static bool netram_drain_wants(struct nswap2l_move_job *job, u64 slot)
 {
 	struct netram_server *srv = container_of(job, struct netram_server, drain_job);
 
-	if (srv->nt->parity)
-		return netram_parity_group_on(srv->nt, slot, srv, NULL, 0);
-	return netram_slot_on(srv, slot);
+	return netram_scheme_on_server(srv->nt, slot, srv, NULL, 0);
 }
 
 static void netram_drain_done(struct nswap2l_move_job *job)

@@ -42,7 +42,7 @@
 #include <linux/bsearch.h>
 #include <linux/log2.h>
 
-#include "netram.h"
+#include "netram_scheme.h"
 
 #define NETRAM_PARITY_MEMBER_SHIFT	ilog2(NETRAM_PARITY_RUN)
 #define NETRAM_GROUP_RUNS		(NETRAM_PARITY_MEMBERS + 1)
@@ -129,6 +129,11 @@ struct netram_parity {
 	struct nswap2l_move_job clean_job;
 };
 
+static inline struct netram_parity *netram_parity_of(struct netram_tier *nt)
+{
+	return nt->scheme_data;
+}
+
 /* A clean pass starts past this many stale pages, and half the pages stored. */
 #define NETRAM_CLEAN_MIN_STALE		1024
 
@@ -200,13 +205,14 @@ static inline u16 netram_run_bits(unsigned int first, unsigned int nr)
 	return GENMASK(first + nr - 1, first);
 }
 
-/* The group of @key, or NULL if it is gone.  Called with the parity lock held. */
+/* The group of @key, or NULL if it is gone. */
 static struct netram_group *netram_find_group(struct netram_parity *p, u64 key)
 {
 	u64 serial = netram_key_serial(key);
 	u32 index;
 	struct netram_group *g;
 
+	lockdep_assert_held(&p->lock);
 	div_u64_rem(serial, p->nr_groups, &index);
 	g = &p->groups[index];
 
@@ -263,16 +269,17 @@ static void netram_release_keys(struct netram_server *srv, u64 key, unsigned lon
 	spin_unlock_irqrestore(&srv->lock, flags);
 }
 
-/* No page is left in the group: free its keys everywhere.  Parity lock held. */
+/* No page is left in the group: free its keys everywhere. */
 static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
 {
 	unsigned long to_send = 0;
 	unsigned int m, i;
 
+	lockdep_assert_held(&netram_parity_of(nt)->lock);
 	for (m = 0; m < g->nr_members; m++) {
 		if (!g->pages[m])
 			continue;
-		nt->parity->stale -= hweight16(g->pages[m]);
+		netram_parity_of(nt)->stale -= hweight16(g->pages[m]);
 		netram_release_keys(nt->servers[netram_group_server(g, m)],
 				    netram_group_key(g, m, 0), g->pages[m], true);
 		__set_bit(netram_group_server(g, m), &to_send);
@@ -284,7 +291,7 @@ static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
 		__set_bit(netram_group_server(g, NETRAM_PARITY_INDEX), &to_send);
 	}
 	g->state = NETRAM_GROUP_FREE;
-	__set_bit(g - nt->parity->groups, nt->parity->free_groups);
+	__set_bit(g - netram_parity_of(nt)->groups, netram_parity_of(nt)->free_groups);
 	for_each_set_bit(i, &to_send, NETRAM_MAX_SERVERS)
 		netram_queue_io(nt->servers[i]);
 }
@@ -293,11 +300,12 @@ static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
  * Writing: members, then the parity
  *--------------------------------------------------------------*/
 
-/* Nothing can join the parity any more: write it.  Parity lock held. */
+/* Nothing can join the parity any more: write it. */
 static void netram_seal_group(struct netram_tier *nt, struct netram_group *g)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 
+	lockdep_assert_held(&p->lock);
 	if (p->open == g)
 		p->open = NULL;
 	g->state = NETRAM_GROUP_SEALED;
@@ -330,12 +338,13 @@ static bool netram_group_sent(const struct netram_group *g, const struct netram_
  * Seal as soon as the parity can be computed: a closed group (full, or no
  * server left for another member) once all its pages are sent, so that the
  * parity goes out while they are on the wire; an open one once they are
- * stored (no other write came meanwhile).  Parity lock held.
+ * stored (no other write came meanwhile).
  */
 static void netram_maybe_seal(struct netram_tier *nt, struct netram_group *g)
 {
-	struct netram_group_io *io = &nt->parity->ios[g->io];
+	struct netram_group_io *io = &netram_parity_of(nt)->ios[g->io];
 
+	lockdep_assert_held(&netram_parity_of(nt)->lock);
 	if (g->state > NETRAM_GROUP_CLOSED)
 		return;
 	if (netram_group_stored(io) ||
@@ -350,15 +359,16 @@ static bool netram_group_complete(const struct netram_group *g, const struct net
 }
 
 /*
- * @nr pages from @key are stored (or not, @status).  Parity lock held.
+ * @nr pages from @key are stored (or not, @status).
  * True when the group is complete: the caller calls netram_group_written().
  */
 static bool netram_member_done(struct netram_tier *nt, struct netram_group *g, u64 key,
 			       unsigned int nr, blk_status_t status)
 {
-	struct netram_group_io *io = &nt->parity->ios[g->io];
+	struct netram_group_io *io = &netram_parity_of(nt)->ios[g->io];
 	unsigned int m = netram_key_run(key);
 
+	lockdep_assert_held(&netram_parity_of(nt)->lock);
 	io->pending[m] &= ~netram_run_bits(netram_key_page(key), nr);
 	if (status)
 		g->left_out |= BIT(m);
@@ -371,7 +381,7 @@ static void netram_group_written(struct netram_tier *nt, struct netram_group_io 
 static void netram_member_endio(struct bio *clone)
 {
 	struct netram_member_write *mw = container_of(clone, struct netram_member_write, clone);
-	struct netram_parity *p = mw->nt->parity;
+	struct netram_parity *p = netram_parity_of(mw->nt);
 	struct netram_group_io *io;
 	struct netram_group *g;
 	unsigned long flags;
@@ -387,9 +397,9 @@ static void netram_member_endio(struct bio *clone)
 		netram_group_written(mw->nt, io);
 }
 
-int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
+static int netram_parity_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 	u64 key = netram_slot_key(slot);
 	unsigned int nr = bio_sectors(bio) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT);
 	struct netram_member_write *mw;
@@ -492,7 +502,7 @@ static void netram_xor_bio(struct bio *bio, unsigned int first, struct page **pa
  */
 static void netram_group_written(struct netram_tier *nt, struct netram_group_io *io)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 	struct netram_group *g = io->group;
 	blk_status_t status;
 	struct bio_list bios;
@@ -535,7 +545,7 @@ static void netram_group_written(struct netram_tier *nt, struct netram_group_io 
 /* The parity is stored, or failed (or not written: no page to cover). */
 static void netram_parity_written(struct netram_group_io *io, blk_status_t status)
 {
-	struct netram_parity *p = io->nt->parity;
+	struct netram_parity *p = netram_parity_of(io->nt);
 	unsigned long flags;
 	bool complete;
 
@@ -565,7 +575,7 @@ static void netram_parity_endio(struct bio *bio)
 	struct bio_vec *bv;
 
 	bio_for_each_segment_all(bv, bio, iter)
-		mempool_free(bv->bv_page, io->nt->parity->parity_pages);
+		mempool_free(bv->bv_page, netram_parity_of(io->nt)->parity_pages);
 	bio_put(bio);
 	netram_parity_piece_done(io, status);
 }
@@ -578,7 +588,7 @@ static void netram_parity_endio(struct bio *bio)
  */
 static void netram_write_parity(struct netram_tier *nt, struct netram_group_io *io)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 	struct netram_group *g = io->group;
 	struct netram_server *srv = nt->servers[netram_group_server(g, NETRAM_PARITY_INDEX)];
 	struct page *pages[NETRAM_PARITY_RUN];
@@ -656,18 +666,19 @@ static void netram_parity_work(struct work_struct *work)
  * Slots: joining groups, leaving them
  *--------------------------------------------------------------*/
 
-/* A new group, with its first member's server and its parity's.  Parity lock held. */
+/* A new group, with its first member's server and its parity's. */
 static struct netram_group *netram_open_group(struct netram_tier *nt,
 					      const struct nswap2l_server_room *rooms,
 					      unsigned long candidates, unsigned int *server)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 	unsigned int picked[2];
 	struct netram_group_io *io;
 	struct netram_group *g;
 	u32 start, index;
 	u64 serial;
 
+	lockdep_assert_held(&p->lock);
 	if (!p->nr_free_ios ||
 	    nswap2l_pick_servers(nt->choice, rooms, netram_nr_servers(nt), candidates, 2, picked))
 		return NULL;
@@ -709,9 +720,9 @@ static struct netram_group *netram_open_group(struct netram_tier *nt,
 }
 
 /* A run of at most @nr pages joins the open group, or a new one. */
-int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
+static int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 	unsigned int i, m, server, nr_servers = netram_nr_servers(nt);
 	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
 	unsigned long candidates, flags;
@@ -798,7 +809,7 @@ static void netram_clean_done(struct nswap2l_move_job *job)
 
 static void netram_start_cleaning(struct netram_tier *nt)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 
 	p->clean_job.tier = &nt->tier;
 	p->clean_job.wants = netram_clean_wants;
@@ -807,10 +818,10 @@ static void netram_start_cleaning(struct netram_tier *nt)
 		netram_clean_done(&p->clean_job);
 }
 
-void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
-			bool written)
+static void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
+			       bool written)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 	unsigned long flags;
 	unsigned int i;
 	bool clean;
@@ -906,7 +917,7 @@ static void netram_rebuild_endio(struct bio *bio)
 {
 	struct netram_rebuild *rb = container_of(bio, struct netram_rebuild, bio);
 	const struct netram_rebuild_read *rd = &rb->reads[rb->next];
-	struct netram_parity *p = rb->nt->parity;
+	struct netram_parity *p = netram_parity_of(rb->nt);
 	struct bio *orig = rb->orig;
 	blk_status_t status = bio->bi_status;
 
@@ -949,9 +960,9 @@ static void netram_rebuild_next(struct netram_rebuild *rb)
 }
 
 /* Read the run at @slot from the rest of its group; false if it cannot be rebuilt. */
-bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot)
+static bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 	u64 key = netram_slot_key(slot);
 	struct netram_rebuild *rb;
 	struct netram_group g;
@@ -974,7 +985,7 @@ bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot)
 	return true;
 }
 
-int netram_parity_map_read(struct netram_tier *nt, struct bio *bio, u64 slot)
+static int netram_parity_map_read(struct netram_tier *nt, struct bio *bio, u64 slot)
 {
 	struct netram_server *srv = netram_copy_server(nt, slot, 0);
 
@@ -1011,10 +1022,10 @@ static bool netram_page_lost(struct netram_tier *nt, const struct netram_group *
 /*
  * Recovery moves every page of a group that lost a page or its parity
  * (rebuilt if it is the lost one) into a new group; it counts the pages
- * that cannot be rebuilt once, by @pass_below and @counted_below.
+ * that cannot be rebuilt once, by the pass's and the last pass's losses.
  */
-bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *pass_below,
-				  const u64 *counted_below, u64 *pass_lost)
+static bool netram_parity_lost_wants(struct netram_tier *nt, u64 slot,
+				     struct netram_recovery *rec)
 {
 	u64 key = netram_slot_key(slot);
 	bool damaged = false;
@@ -1027,11 +1038,11 @@ bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *p
 	 * the core has written them again the map still names its keys.
 	 * Counting those as lost when their server fails was a false loss.
 	 */
-	if (!netram_group_snapshot(nt->parity, key, &g) || g.state != NETRAM_GROUP_PROTECTED)
+	if (!netram_group_snapshot(netram_parity_of(nt), key, &g) || g.state != NETRAM_GROUP_PROTECTED)
 		return false;
-	if (netram_page_lost(nt, &g, key, pass_below) &&
-	    !netram_page_lost(nt, &g, key, counted_below))
-		(*pass_lost)++;
+	if (netram_page_lost(nt, &g, key, rec->pass_below) &&
+	    !netram_page_lost(nt, &g, key, rec->counted_below))
+		rec->pass_lost++;
 	if (netram_page_lost(nt, &g, key, NULL))
 		return false;
 	for (run = 0; run < g.nr_members; run++)
@@ -1043,13 +1054,13 @@ bool netram_parity_recovery_wants(struct netram_tier *nt, u64 slot, const u64 *p
  * A page's group holds keys on @srv (of @keys, sorted, if given): moving
  * every page of the group out of it frees them.
  */
-bool netram_parity_group_on(struct netram_tier *nt, u64 slot, struct netram_server *srv,
-			    const u64 *keys, unsigned int nr_keys)
+static bool netram_parity_group_on(struct netram_tier *nt, u64 slot, struct netram_server *srv,
+				   const u64 *keys, unsigned int nr_keys)
 {
 	struct netram_group g;
 	unsigned int run, i;
 
-	if (!netram_group_snapshot(nt->parity, netram_slot_key(slot), &g))
+	if (!netram_group_snapshot(netram_parity_of(nt), netram_slot_key(slot), &g))
 		return false;
 	for (run = 0; run <= NETRAM_PARITY_INDEX; run++) {
 		unsigned long bits;
@@ -1071,9 +1082,10 @@ bool netram_parity_group_on(struct netram_tier *nt, u64 slot, struct netram_serv
 	return false;
 }
 
-u64 netram_parity_rebuilt(struct netram_tier *nt)
+static void netram_parity_recovered(struct netram_tier *nt)
 {
-	return atomic64_read(&nt->parity->rebuilt);
+	DMINFO("%s: %llu pages rebuilt from their parity groups so far",
+	       netram_dev_name(nt), atomic64_read(&netram_parity_of(nt)->rebuilt));
 }
 
 /*----------------------------------------------------------------
@@ -1108,8 +1120,8 @@ static void netram_rebuild_free(void *element, void *data)
 	kfree(rb);
 }
 
-int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
-			 const struct nswap2l_tier_options *opts)
+static int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
+				const struct nswap2l_tier_options *opts)
 {
 	struct netram_parity *p;
 	unsigned int i;
@@ -1117,7 +1129,7 @@ int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		goto nomem;
-	nt->parity = p;
+	nt->scheme_data = p;
 	spin_lock_init(&p->lock);
 	INIT_LIST_HEAD(&p->sealed);
 	INIT_WORK(&p->parity_work, netram_parity_work);
@@ -1149,15 +1161,17 @@ nomem:
 	return -ENOMEM;
 }
 
-void netram_parity_stop(struct netram_tier *nt)
+static void netram_parity_stop(struct netram_tier *nt)
 {
-	if (nt->parity)
-		cancel_work_sync(&nt->parity->parity_work);
+	struct netram_parity *p = netram_parity_of(nt);
+
+	if (p)
+		cancel_work_sync(&p->parity_work);
 }
 
-void netram_parity_destroy(struct netram_tier *nt)
+static void netram_parity_destroy(struct netram_tier *nt)
 {
-	struct netram_parity *p = nt->parity;
+	struct netram_parity *p = netram_parity_of(nt);
 
 	if (!p)
 		return;
@@ -1170,3 +1184,38 @@ void netram_parity_destroy(struct netram_tier *nt)
 	kvfree(p->groups);
 	kfree(p);
 }
+
+/* The read's server failed it: rebuild the pages from their group. */
+static int netram_parity_map_retry(struct netram_tier *nt, struct bio *bio, u64 slot,
+				   unsigned int tries)
+{
+	return tries == 1 && netram_parity_rebuild(nt, bio, slot) ? DM_MAPIO_SUBMITTED :
+								  DM_MAPIO_KILL;
+}
+
+/* A parity page per full group. */
+static u64 netram_parity_capacity(struct netram_tier *nt, u64 pages)
+{
+	return div_u64(pages * nt->parity_group, nt->parity_group + 1);
+}
+
+const struct netram_scheme netram_parity_scheme = {
+	.name = "parity",
+	.copies = 1,
+	.max_run = NETRAM_PARITY_RUN,
+	.redundant = true,
+	.write_once = true,
+	.lost_hint = "; rebuilding them from their parity groups",
+	.create = netram_parity_create,
+	.stop = netram_parity_stop,
+	.destroy = netram_parity_destroy,
+	.alloc = netram_parity_alloc,
+	.free = netram_parity_free,
+	.map_read = netram_parity_map_read,
+	.map_write = netram_parity_map_write,
+	.map_retry = netram_parity_map_retry,
+	.capacity = netram_parity_capacity,
+	.lost_wants = netram_parity_lost_wants,
+	.on_server = netram_parity_group_on,
+	.recovered = netram_parity_recovered,
+};

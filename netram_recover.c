@@ -20,38 +20,22 @@
  * server's lost_below then) and not by those an earlier pass counted: each
  * lost page is counted once.
  */
-#include "netram.h"
+#include "netram_scheme.h"
 
 static bool netram_recovery_wants(struct nswap2l_move_job *job, u64 slot)
 {
 	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
-	struct netram_recovery *rec = &nt->recovery;
-	unsigned int copy, lost = 0, lost_in_pass = 0, lost_before = 0;
-	unsigned int copies = netram_slot_copies(slot);
-	u64 key = netram_slot_key(slot);
 
-	if (nt->parity)
-		return netram_parity_recovery_wants(nt, slot, rec->pass_below, rec->counted_below,
-						    &rec->pass_lost);
-	for (copy = 0; copy < copies; copy++) {
-		unsigned int i = netram_slot_server_index(slot, copy);
-
-		lost += netram_copy_lost(nt->servers[i], key);
-		lost_in_pass += key < rec->pass_below[i];
-		lost_before += key < rec->counted_below[i];
-	}
-	/* One look per page and pass, on the mover's thread alone. */
-	if (lost_in_pass == copies && lost_before < copies)
-		rec->pass_lost++;
-	return lost && lost < copies;
+	return netram_scheme_lost_wants(nt, slot, &nt->recovery);
 }
 
-/* A pass starts: the losses it counts.  Called with rec->lock held. */
+/* A pass starts: the losses it counts. */
 static void netram_begin_pass(struct netram_tier *nt)
 {
 	struct netram_recovery *rec = &nt->recovery;
 	unsigned int i;
 
+	lockdep_assert_held(&rec->lock);
 	for (i = 0; i < netram_nr_servers(nt); i++)
 		rec->pass_below[i] = READ_ONCE(nt->servers[i]->lost_below);
 	rec->pass_lost = 0;
@@ -91,9 +75,7 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 		      netram_dev_name(nt), job->left);
 	DMINFO("%s: recovery done in %llu ms: %llu pages copied again, %llu pages lost so far",
 	       netram_dev_name(nt), rec->last_ms, rec->moved, rec->pages_lost);
-	if (nt->parity)
-		DMINFO("%s: %llu pages rebuilt from their parity groups so far",
-		       netram_dev_name(nt), netram_parity_rebuilt(nt));
+	netram_scheme_recovered(nt);
 }
 
 void netram_queue_recovery(struct netram_tier *nt)
@@ -143,18 +125,19 @@ static s64 netram_copies_lost(struct netram_tier *nt)
  */
 void netram_retry_recovery(struct netram_tier *nt)
 {
-	if (nt->reliability != NSWAP2L_RELIABILITY_NONE && netram_copies_lost(nt) > 0)
+	if (netram_scheme_redundant(nt) && netram_copies_lost(nt) > 0)
 		netram_queue_recovery(nt);
 }
 
 /*
  * Every key handed out so far is lost on @srv; later ones cannot go there.
- * Called with srv->lock held, where the server is marked failed too: status
- * never shows a failed server whose copies are not counted lost yet, nor
- * lost copies and no recovery before netram_recover_lost() queues it.
+ * Under srv->lock, where the server is marked failed too: status never
+ * shows a failed server whose copies are not counted lost yet, nor lost
+ * copies and no recovery before netram_recover_lost() queues it.
  */
 s64 netram_mark_lost(struct netram_server *srv)
 {
+	lockdep_assert_held(&srv->lock);
 	WRITE_ONCE(srv->lost_below, atomic64_read(&srv->nt->next_key) + 1);
 	WRITE_ONCE(srv->lost_held, atomic64_read(&srv->held));
 	WRITE_ONCE(srv->nt->recovery.wanted, true);
@@ -169,9 +152,7 @@ void netram_recover_lost(struct netram_server *srv, const char *why, s64 lost)
 	netram_update_capacity(nt);
 	if (lost)
 		DMERR("%s: server %s %s: the %lld pages stored there are lost%s",
-		      netram_dev_name(nt), srv->name, why, lost,
-		      nt->parity ? "; rebuilding them from their parity groups" :
-		      nt->copies > 1 ? "; copying them again from their mirrors" : "");
+		      netram_dev_name(nt), srv->name, why, lost, netram_scheme_lost_hint(nt));
 	netram_queue_recovery(nt);
 }
 
@@ -205,7 +186,7 @@ void netram_emit_recovery(struct netram_tier *nt, char *result, unsigned int max
 	running = rec->running || READ_ONCE(rec->wanted);
 	last_ms = rec->last_ms;
 	spin_unlock_irq(&rec->lock);
-	DMEMIT(" %s %lld %llu %u %llu", nswap2l_reliability_names[nt->reliability], copies_lost,
-	       pages_lost, running, last_ms);
+	DMEMIT(" %s %lld %llu %u %llu", netram_scheme_name(nt), copies_lost, pages_lost, running,
+	       last_ms);
 	*sz_ptr = sz;
 }

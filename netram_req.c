@@ -60,6 +60,7 @@ void netram_fail_queued(struct netram_server *srv)
 
 void netram_add_free_key(struct netram_server *srv, u64 key)
 {
+	lockdep_assert_held(&srv->lock);
 	if (srv->nr_free_keys < NETRAM_FREE_QUEUE) {
 		srv->free_keys[srv->nr_free_keys++] = key;
 		return;
@@ -75,6 +76,7 @@ void netram_add_free_key(struct netram_server *srv, u64 key)
 
 bool netram_release_key(struct netram_server *srv, u64 key, bool written)
 {
+	lockdep_assert_held(&srv->lock);
 	atomic64_dec(&srv->held);
 	if (netram_copy_lost(srv, key)) {
 		/* Gone with the server's namespace: nothing to free there. */
@@ -100,14 +102,15 @@ static unsigned int netram_bio_pages(struct bio *bio)
 
 /*
  * A bio with more pages than the server takes in one message: mapped before
- * a reconnect brought a smaller limit.  Failed (a write goes elsewhere);
- * called with srv->lock held.  One that comes up while batching ends the
- * batch (it does not fit) and is taken out before the next message.
+ * a reconnect brought a smaller limit.  Failed (a write goes elsewhere).
+ * One that comes up while batching ends the batch (it does not fit) and is
+ * taken out before the next message.
  */
 static void netram_take_oversized(struct netram_server *srv, struct bio_list *oversized)
 {
 	struct bio *bio;
 
+	lockdep_assert_held(&srv->lock);
 	while ((bio = bio_list_peek(&srv->queue)) && netram_bio_pages(bio) > srv->max_pages)
 		bio_list_add(oversized, bio_list_pop(&srv->queue));
 }
@@ -115,7 +118,7 @@ static void netram_take_oversized(struct netram_server *srv, struct bio_list *ov
 /*
  * The bios at the head of the queue wait for more of their kind to go with
  * them (NETRAM_BATCHING_DEPTH), unless they already fill a whole message.
- * Looks at no more than max_pages bios; called with srv->lock held.
+ * Looks at no more than max_pages bios.
  */
 static bool netram_held_back(struct netram_server *srv)
 {
@@ -123,6 +126,7 @@ static bool netram_held_back(struct netram_server *srv)
 	int dir = bio_data_dir(bio);
 	unsigned int pages = 0;
 
+	lockdep_assert_held(&srv->lock);
 	if (srv->in_flight[dir] < NETRAM_BATCHING_DEPTH)
 		return false;
 	for (; bio && bio_data_dir(bio) == dir; bio = bio->bi_next) {
@@ -138,7 +142,7 @@ static int netram_msg_dir(const struct netram_msg *msg)
 	return msg->type == NSWAP2L_MSG_PUT ? WRITE : READ;
 }
 
-/* Take the next request message from the queues; called with srv->lock held. */
+/* Take the next request message from the queues. */
 static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 					  struct bio_list *oversized)
 {
@@ -147,6 +151,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	struct netram_msg *msg;
 	struct bio *bio;
 
+	lockdep_assert_held(&srv->lock);
 	if (srv->state != NETRAM_UP || srv->busy_tags == GENMASK(NETRAM_TAGS - 1, 0))
 		return NULL;
 	netram_take_oversized(srv, oversized);
@@ -705,11 +710,12 @@ void netram_requeue_unanswered(struct netram_server *srv)
 	spin_unlock_irq(&srv->lock);
 }
 
-/* A request has waited longer than @timeout; called with srv->lock held. */
+/* A request has waited longer than @timeout. */
 bool netram_overdue(struct netram_server *srv, unsigned long timeout)
 {
 	unsigned int tag;
 
+	lockdep_assert_held(&srv->lock);
 	for_each_set_bit(tag, &srv->busy_tags, NETRAM_TAGS)
 		if (srv->msgs[tag].state != NETRAM_MSG_SEALING &&
 		    time_after(jiffies, srv->msgs[tag].sent_at + timeout))

@@ -13,9 +13,8 @@
  * server-choice policy's decision (policy/), among the servers that are up,
  * not failed, not draining and not asking for memory back.
  *
- * Mirroring: a write goes to both copies and completes when both have it;
- * if either fails, the core writes the page again to a new pair.  A read goes to one copy and,
- * when it fails, the core asks for the other (map_retry) from a worker.
+ * How a page's copies are placed, read and written is the reliability
+ * scheme's business (netram_scheme.h).
  *
  * Failure: a server whose request waits longer than the table's timeout,
  * or that stays unreachable that long, is "failed": it takes no new pages,
@@ -33,7 +32,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 
-#include "netram.h"
+#include "netram_scheme.h"
 
 static const char *const netram_state_names[] = {
 	[NETRAM_CONNECTING] = "connecting",
@@ -77,7 +76,7 @@ static void netram_error(struct netram_tier *nt, struct dm_target *ti, const cha
 
 /*
  * Network RAM's capacity is what the servers hold for us (lost copies
- * aside) plus what they offer, over the copies each page takes.
+ * aside) plus what they offer, over what each page takes (its scheme).
  */
 void netram_update_capacity(struct netram_tier *nt)
 {
@@ -90,9 +89,7 @@ void netram_update_capacity(struct netram_tier *nt)
 		capacity += atomic64_read(&srv->held) - READ_ONCE(srv->lost_held) +
 			    atomic64_read(&srv->free_reported);
 	}
-	if (nt->parity)		/* a parity page per full group */
-		capacity = div_u64(capacity * nt->parity_group, nt->parity_group + 1);
-	WRITE_ONCE(nt->tier.capacity, div_u64(capacity, nt->copies));
+	WRITE_ONCE(nt->tier.capacity, netram_scheme_capacity(nt, capacity));
 }
 
 void netram_note_free(struct netram_server *srv, u64 free_pages)
@@ -124,214 +121,39 @@ unsigned long netram_server_rooms(struct netram_tier *nt, struct nswap2l_server_
 	return candidates;
 }
 
-/*
- * A run of consecutive keys with a copy on each of nt->copies distinct
- * servers, no longer than each of them takes in one message.
- */
 static int netram_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *slot)
 {
-	struct netram_tier *nt = to_netram_tier(tier);
-	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
-	unsigned int i, servers[NETRAM_MAX_COPIES], nr_servers = netram_nr_servers(nt);
-	unsigned long candidates, flags;
-	struct netram_server *srv;
-	u64 key;
-
-	if (nt->parity)
-		return netram_parity_alloc(nt, nr, slot);
-	candidates = netram_server_rooms(nt, rooms);
-	if (nswap2l_pick_servers(nt->choice, rooms, nr_servers, candidates, nt->copies, servers))
-		return -ENOSPC;
-	for (i = 0; i < nt->copies; i++)
-		nr = clamp_t(s64, rooms[servers[i]].free, 1,
-			     min(nr, READ_ONCE(nt->servers[servers[i]]->max_pages)));
-	/*
-	 * The key and the held count change together under each server's
-	 * lock (in index order), so that a loss of the server counts exactly
-	 * the copies stored before it (netram_mark_lost()).
-	 */
-	if (nt->copies > 1 && servers[0] > servers[1])
-		swap(servers[0], servers[1]);
-	local_irq_save(flags);
-	for (i = 0; i < nt->copies; i++)
-		spin_lock_nested(&nt->servers[servers[i]]->lock, i);
-	key = atomic64_add_return(nr, &nt->next_key) - nr + 1;
-	for (i = 0; i < nt->copies; i++) {
-		srv = nt->servers[servers[i]];
-		atomic64_sub(nr, &srv->free_estimate);
-		atomic64_add(nr, &srv->held);
-	}
-	for (i = nt->copies; i-- > 0; )
-		spin_unlock(&nt->servers[servers[i]]->lock);
-	local_irq_restore(flags);
-	atomic64_add(nr, &tier->used);
-	*slot = netram_make_slot(key, servers, nt->copies);
-	return nr;
+	return netram_scheme_alloc(to_netram_tier(tier), nr, slot);
 }
 
 static void netram_free_slots(struct nswap2l_tier *tier, const u64 *slots,
 			      unsigned int nr, bool written)
 {
-	struct netram_tier *nt = to_netram_tier(tier);
-	unsigned long to_send = 0, flags;
-	unsigned int i, copy;
-
-	BUILD_BUG_ON(NETRAM_MAX_SERVERS > BITS_PER_LONG);
-	BUILD_BUG_ON(NETRAM_MAX_SERVERS > NETRAM_SLOT_SERVER_MASK + 1);
-	if (nt->parity) {
-		netram_parity_free(nt, slots, nr, written);
-		return;
-	}
-	for (i = 0; i < nr; i++) {
-		u64 key = netram_slot_key(slots[i]);
-
-		for (copy = 0; copy < netram_slot_copies(slots[i]); copy++) {
-			struct netram_server *srv = netram_copy_server(nt, slots[i], copy);
-
-			spin_lock_irqsave(&srv->lock, flags);
-			if (netram_release_key(srv, key, written))
-				__set_bit(srv->index, &to_send);
-			spin_unlock_irqrestore(&srv->lock, flags);
-		}
-	}
-	atomic64_sub(nr, &tier->used);
-	/* one FREE message per server for the whole batch */
-	for_each_set_bit(i, &to_send, NETRAM_MAX_SERVERS)
-		netram_queue_io(nt->servers[i]);
-}
-
-/*
- * The copy a read tries after @tries failures, or -1 when none is left.
- * Pages spread their reads over both copies (by key); a first try skips a
- * copy known to be lost.
- */
-static int netram_read_copy(struct netram_server *const *servers, u64 slot,
-			    unsigned int tries)
-{
-	unsigned int copies = netram_slot_copies(slot);
-	u64 key = netram_slot_key(slot);
-	unsigned int first = copies > 1 ? key & 1 : 0;
-
-	if (tries >= copies)
-		return -1;
-	if (!tries && copies > 1 &&
-	    netram_copy_lost(servers[netram_slot_server_index(slot, first)], key))
-		return first ^ 1;
-	return (first + tries) % copies;
-}
-
-static int netram_send_read(struct netram_tier *nt, struct bio *bio, u64 slot,
-			    unsigned int copy)
-{
-	struct netram_server *srv = netram_copy_server(nt, slot, copy);
-
-	/* Remapped, like a block tier: the key is the page number on the server. */
-	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
-	netram_queue_bio(srv, bio);
-	return DM_MAPIO_SUBMITTED;
-}
-
-/*
- * A mirrored write goes out as two clones (dm-raid1's way: the bio itself
- * is sent nowhere), so that one sent again after a failure starts afresh;
- * the first clone carries the count of the two.
- */
-struct netram_mirror_write {
-	struct bio *orig;
-	atomic_t pending;
-	blk_status_t status;
-	struct bio first;	/* last: a bio_set's front_pad */
-};
-
-static void netram_mirror_endio(struct bio *clone)
-{
-	struct netram_mirror_write *mw = clone->bi_private;
-	struct bio *orig = mw->orig;
-
-	if (clone->bi_status)
-		WRITE_ONCE(mw->status, clone->bi_status);
-	if (clone != &mw->first)
-		bio_put(clone);
-	if (atomic_dec_and_test(&mw->pending)) {
-		orig->bi_status = READ_ONCE(mw->status);
-		bio_put(&mw->first);
-		bio_endio(orig);
-	}
-}
-
-static int netram_map_mirrored(struct netram_tier *nt, struct bio *bio, u64 slot)
-{
-	struct netram_server *first = netram_copy_server(nt, slot, 0);
-	struct netram_server *second = netram_copy_server(nt, slot, 1);
-	u64 key = netram_slot_key(slot);
-	struct netram_mirror_write *mw;
-	struct bio *a, *b = NULL;
-
-	/* Both copies or neither: one that is lost sends the pages to a new pair. */
-	if (netram_copy_lost(first, key) || netram_copy_lost(second, key)) {
-		bio_io_error(bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	/* From two pools: one allocation never waits for the other. */
-	a = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &nt->mirror_bios[0]);
-	if (a)
-		b = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &nt->mirror_bios[1]);
-	if (!b) {
-		if (a)
-			bio_put(a);
-		bio_io_error(bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	mw = container_of(a, struct netram_mirror_write, first);
-	mw->orig = bio;
-	mw->status = BLK_STS_OK;
-	atomic_set(&mw->pending, 2);
-	a->bi_end_io = b->bi_end_io = netram_mirror_endio;
-	a->bi_private = b->bi_private = mw;
-	netram_queue_bio(second, b);
-	netram_queue_bio(first, a);
-	return DM_MAPIO_SUBMITTED;
+	netram_scheme_free(to_netram_tier(tier), slots, nr, written);
 }
 
 static int netram_map(struct nswap2l_tier *tier, struct bio *bio, u64 slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
 
-	if (nt->parity && bio_data_dir(bio) == READ)
-		return netram_parity_map_read(nt, bio, slot);
 	if (bio_data_dir(bio) == READ)
-		return netram_send_read(nt, bio, slot, netram_read_copy(nt->servers, slot, 0));
-
+		return netram_scheme_map_read(nt, bio, slot);
+	/* Remapped, like a block tier: the key is the page number on the server. */
 	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
-	if (nt->parity)
-		return netram_parity_map_write(nt, bio, slot);
-	if (netram_slot_copies(slot) > 1)
-		return netram_map_mirrored(nt, bio, slot);
-	netram_queue_bio(netram_copy_server(nt, slot, 0), bio);
-	return DM_MAPIO_SUBMITTED;
+	return netram_scheme_map_write(nt, bio, slot);
 }
 
 static int netram_map_retry(struct nswap2l_tier *tier, struct bio *bio, u64 slot,
 			    unsigned int tries)
 {
-	struct netram_tier *nt = to_netram_tier(tier);
-	int copy;
-
-	/* The read's server failed it: rebuild the pages from their group. */
-	if (nt->parity)
-		return tries == 1 && netram_parity_rebuild(nt, bio, slot) ? DM_MAPIO_SUBMITTED :
-									  DM_MAPIO_KILL;
-	copy = netram_read_copy(nt->servers, slot, tries);
-	if (copy < 0)
-		return DM_MAPIO_KILL;
-	return netram_send_read(nt, bio, slot, copy);
+	return netram_scheme_map_retry(to_netram_tier(tier), bio, slot, tries);
 }
 
-/* A bio goes in one PUT or GET to each copy, and fits a parity group's run. */
+/* A bio goes in one PUT or GET to each copy, and fits the scheme's run. */
 static unsigned int netram_max_run(struct nswap2l_tier *tier, u64 slot)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
-	unsigned int copy, max = nt->parity ? NETRAM_PARITY_RUN : UINT_MAX;
+	unsigned int copy, max = netram_scheme_max_run(nt);
 
 	for (copy = 0; copy < netram_slot_copies(slot); copy++)
 		max = min(max, READ_ONCE(netram_copy_server(nt, slot, copy)->max_pages));
@@ -698,7 +520,7 @@ static void netram_stop(struct nswap2l_tier *tier)
 	unsigned int i;
 
 	cancel_delayed_work_sync(&nt->watchdog);
-	netram_parity_stop(nt);
+	netram_scheme_stop(nt);
 	/* All receivers first: none may walk a server that is being freed. */
 	for (i = 0; i < netram_nr_servers(nt); i++)
 		netram_stop_server(nt->servers[i]);
@@ -716,12 +538,16 @@ static void netram_destroy(struct nswap2l_tier *tier)
 		destroy_workqueue(nt->wq);
 	if (!IS_ERR_OR_NULL(nt->hmac))
 		crypto_free_shash(nt->hmac);
-	bioset_exit(&nt->mirror_bios[0]);
-	bioset_exit(&nt->mirror_bios[1]);
-	netram_parity_destroy(nt);
+	netram_scheme_destroy(nt);
 	netram_protect_destroy(nt);
 	kfree(nt);
 }
+
+static const struct netram_scheme *const netram_schemes[NSWAP2L_NR_RELIABILITIES] = {
+	[NSWAP2L_RELIABILITY_NONE] = &netram_single,
+	[NSWAP2L_RELIABILITY_MIRROR] = &netram_mirror,
+	[NSWAP2L_RELIABILITY_PARITY] = &netram_parity_scheme,
+};
 
 static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *type,
 			 const char *arg, struct dm_dev *dev,
@@ -743,30 +569,17 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 	/* No FREE or EVICT answer goes out before the device is first resumed. */
 	nt->suspended = true;
 	nt->choice = &nswap2l_most_free_server;
-	nt->reliability = opts->reliability;
-	nt->copies = opts->reliability == NSWAP2L_RELIABILITY_MIRROR ? 2 : 1;
+	nt->scheme = netram_schemes[opts->reliability];
+	nt->tier.write_once = nt->scheme->write_once;
 	nt->parity_group = opts->parity_group;
 	spin_lock_init(&nt->recovery.lock);
 	mutex_init(&nt->servers_mutex);
 	INIT_LIST_HEAD(&nt->pending_reloads);
 	INIT_DELAYED_WORK(&nt->watchdog, netram_watchdog);
 
-	if (nt->copies > 1) {
-		r = bioset_init(&nt->mirror_bios[0], NETRAM_TAGS,
-				offsetof(struct netram_mirror_write, first), 0);
-		if (!r)
-			r = bioset_init(&nt->mirror_bios[1], NETRAM_TAGS, 0, 0);
-		if (r) {
-			ti->error = "Cannot allocate mirror bios";
-			goto bad;
-		}
-	}
-	if (nt->reliability == NSWAP2L_RELIABILITY_PARITY) {
-		nt->tier.write_once = true;
-		r = netram_parity_create(nt, ti, opts);
-		if (r)
-			goto bad;
-	}
+	r = netram_scheme_create(nt, ti, opts);
+	if (r)
+		goto bad;
 
 	r = netram_protect_create(nt, ti, opts->protect);
 	if (r)
@@ -808,9 +621,9 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 		r = -ENOMEM;
 		goto bad;
 	}
-	if (nt->reliability != NSWAP2L_RELIABILITY_NONE && nr < 2)
+	if (netram_scheme_redundant(nt) && nr < 2)
 		DMWARN("%s: reliability=%s with one server: no page goes to Network RAM until another is added (add_server)",
-		       dm_table_device_name(ti->table), nswap2l_reliability_names[nt->reliability]);
+		       dm_table_device_name(ti->table), netram_scheme_name(nt));
 	*result = &nt->tier;
 	return 0;
 bad:

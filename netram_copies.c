@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reliability schemes "none" and "mirror": every page has netram_scheme
+ * copies (one, or two on distinct servers) under one key, named by its slot.
+ *
+ * Mirroring: a write goes to both copies and completes when both have it;
+ * if either fails, the core writes the page again to a new pair.  A read
+ * goes to one copy and, when it fails, the core asks for the other
+ * (map_retry) from a worker.  A failed server's copies are lost and copied
+ * again from their mirrors (netram_recover.c); without a mirror they stay,
+ * as they may come back with their server.
+ */
+#include <linux/bsearch.h>
+
+#include "netram_scheme.h"
+
+/*
+ * A run of consecutive keys with a copy on each of the scheme's copies'
+ * distinct servers, no longer than each of them takes in one message.
+ */
+static int netram_copies_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
+{
+	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
+	unsigned int i, servers[NETRAM_MAX_COPIES], nr_servers = netram_nr_servers(nt);
+	unsigned int copies = nt->scheme->copies;
+	unsigned long candidates, flags;
+	struct netram_server *srv;
+	u64 key;
+
+	candidates = netram_server_rooms(nt, rooms);
+	if (nswap2l_pick_servers(nt->choice, rooms, nr_servers, candidates, copies, servers))
+		return -ENOSPC;
+	for (i = 0; i < copies; i++)
+		nr = clamp_t(s64, rooms[servers[i]].free, 1,
+			     min(nr, READ_ONCE(nt->servers[servers[i]]->max_pages)));
+	/*
+	 * The key and the held count change together under each server's
+	 * lock (in index order), so that a loss of the server counts exactly
+	 * the copies stored before it (netram_mark_lost()).
+	 */
+	if (copies > 1 && servers[0] > servers[1])
+		swap(servers[0], servers[1]);
+	local_irq_save(flags);
+	for (i = 0; i < copies; i++)
+		spin_lock_nested(&nt->servers[servers[i]]->lock, i);
+	key = atomic64_add_return(nr, &nt->next_key) - nr + 1;
+	for (i = 0; i < copies; i++) {
+		srv = nt->servers[servers[i]];
+		atomic64_sub(nr, &srv->free_estimate);
+		atomic64_add(nr, &srv->held);
+	}
+	for (i = copies; i-- > 0; )
+		spin_unlock(&nt->servers[servers[i]]->lock);
+	local_irq_restore(flags);
+	atomic64_add(nr, &nt->tier.used);
+	*slot = netram_make_slot(key, servers, copies);
+	return nr;
+}
+
+static void netram_copies_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
+			       bool written)
+{
+	unsigned long to_send = 0, flags;
+	unsigned int i, copy;
+
+	BUILD_BUG_ON(NETRAM_MAX_SERVERS > BITS_PER_LONG);
+	BUILD_BUG_ON(NETRAM_MAX_SERVERS > NETRAM_SLOT_SERVER_MASK + 1);
+	for (i = 0; i < nr; i++) {
+		u64 key = netram_slot_key(slots[i]);
+
+		for (copy = 0; copy < netram_slot_copies(slots[i]); copy++) {
+			struct netram_server *srv = netram_copy_server(nt, slots[i], copy);
+
+			spin_lock_irqsave(&srv->lock, flags);
+			if (netram_release_key(srv, key, written))
+				__set_bit(srv->index, &to_send);
+			spin_unlock_irqrestore(&srv->lock, flags);
+		}
+	}
+	atomic64_sub(nr, &nt->tier.used);
+	/* one FREE message per server for the whole batch */
+	for_each_set_bit(i, &to_send, NETRAM_MAX_SERVERS)
+		netram_queue_io(nt->servers[i]);
+}
+
+/*
+ * The copy a read tries after @tries failures, or -1 when none is left.
+ * Pages spread their reads over both copies (by key); a first try skips a
+ * copy known to be lost.
+ */
+static int netram_read_copy(struct netram_server *const *servers, u64 slot,
+			    unsigned int tries)
+{
+	unsigned int copies = netram_slot_copies(slot);
+	u64 key = netram_slot_key(slot);
+	unsigned int first = copies > 1 ? key & 1 : 0;
+
+	if (tries >= copies)
+		return -1;
+	if (!tries && copies > 1 &&
+	    netram_copy_lost(servers[netram_slot_server_index(slot, first)], key))
+		return first ^ 1;
+	return (first + tries) % copies;
+}
+
+static int netram_send_read(struct netram_tier *nt, struct bio *bio, u64 slot,
+			    unsigned int copy)
+{
+	struct netram_server *srv = netram_copy_server(nt, slot, copy);
+
+	/* Remapped, like a block tier: the key is the page number on the server. */
+	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
+	netram_queue_bio(srv, bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * A mirrored write goes out as two clones (dm-raid1's way: the bio itself
+ * is sent nowhere), so that one sent again after a failure starts afresh;
+ * the first clone carries the count of the two.
+ */
+struct netram_mirror_write {
+	struct bio *orig;
+	atomic_t pending;
+	blk_status_t status;
+	struct bio first;	/* last: a bio_set's front_pad */
+};
+
+static void netram_mirror_endio(struct bio *clone)
+{
+	struct netram_mirror_write *mw = clone->bi_private;
+	struct bio *orig = mw->orig;
+
+	if (clone->bi_status)
+		WRITE_ONCE(mw->status, clone->bi_status);
+	if (clone != &mw->first)
+		bio_put(clone);
+	if (atomic_dec_and_test(&mw->pending)) {
+		orig->bi_status = READ_ONCE(mw->status);
+		bio_put(&mw->first);
+		bio_endio(orig);
+	}
+}
+
+static int netram_map_mirrored(struct netram_tier *nt, struct bio *bio, u64 slot)
+{
+	struct netram_server *first = netram_copy_server(nt, slot, 0);
+	struct netram_server *second = netram_copy_server(nt, slot, 1);
+	u64 key = netram_slot_key(slot);
+	struct netram_mirror_write *mw;
+	struct bio *a, *b = NULL;
+
+	/* Both copies or neither: one that is lost sends the pages to a new pair. */
+	if (netram_copy_lost(first, key) || netram_copy_lost(second, key)) {
+		bio_io_error(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	/* From two pools: one allocation never waits for the other. */
+	a = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &nt->mirror_bios[0]);
+	if (a)
+		b = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &nt->mirror_bios[1]);
+	if (!b) {
+		if (a)
+			bio_put(a);
+		bio_io_error(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	mw = container_of(a, struct netram_mirror_write, first);
+	mw->orig = bio;
+	mw->status = BLK_STS_OK;
+	atomic_set(&mw->pending, 2);
+	a->bi_end_io = b->bi_end_io = netram_mirror_endio;
+	a->bi_private = b->bi_private = mw;
+	netram_queue_bio(second, b);
+	netram_queue_bio(first, a);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static int netram_copies_map_read(struct netram_tier *nt, struct bio *bio, u64 slot)
+{
+	return netram_send_read(nt, bio, slot, netram_read_copy(nt->servers, slot, 0));
+}
+
+static int netram_single_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
+{
+	netram_queue_bio(netram_copy_server(nt, slot, 0), bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static int netram_copies_map_retry(struct netram_tier *nt, struct bio *bio, u64 slot,
+				   unsigned int tries)
+{
+	int copy = netram_read_copy(nt->servers, slot, tries);
+
+	if (copy < 0)
+		return DM_MAPIO_KILL;
+	return netram_send_read(nt, bio, slot, copy);
+}
+
+static u64 netram_copies_capacity(struct netram_tier *nt, u64 pages)
+{
+	return div_u64(pages, nt->scheme->copies);
+}
+
+static bool netram_copies_lost_wants(struct netram_tier *nt, u64 slot,
+				     struct netram_recovery *rec)
+{
+	unsigned int copy, lost = 0, lost_in_pass = 0, lost_before = 0;
+	unsigned int copies = netram_slot_copies(slot);
+	u64 key = netram_slot_key(slot);
+
+	for (copy = 0; copy < copies; copy++) {
+		unsigned int i = netram_slot_server_index(slot, copy);
+
+		lost += netram_copy_lost(nt->servers[i], key);
+		lost_in_pass += key < rec->pass_below[i];
+		lost_before += key < rec->counted_below[i];
+	}
+	/* One look per page and pass, on the mover's thread alone. */
+	if (lost_in_pass == copies && lost_before < copies)
+		rec->pass_lost++;
+	return lost && lost < copies;
+}
+
+static bool netram_copies_on_server(struct netram_tier *nt, u64 slot, struct netram_server *srv,
+				    const u64 *keys, unsigned int nr_keys)
+{
+	u64 key = netram_slot_key(slot);
+
+	return netram_slot_on(srv, slot) &&
+	       (!keys || bsearch(&key, keys, nr_keys, sizeof(u64), netram_cmp_u64));
+}
+
+static int netram_mirror_create(struct netram_tier *nt, struct dm_target *ti,
+				const struct nswap2l_tier_options *opts)
+{
+	int r;
+
+	r = bioset_init(&nt->mirror_bios[0], NETRAM_TAGS,
+			offsetof(struct netram_mirror_write, first), 0);
+	if (!r)
+		r = bioset_init(&nt->mirror_bios[1], NETRAM_TAGS, 0, 0);
+	if (r)
+		ti->error = "Cannot allocate mirror bios";
+	return r;
+}
+
+/* bioset_exit() of one never initialised (zeroed) does nothing. */
+static void netram_mirror_destroy(struct netram_tier *nt)
+{
+	bioset_exit(&nt->mirror_bios[0]);
+	bioset_exit(&nt->mirror_bios[1]);
+}
+
+const struct netram_scheme netram_single = {
+	.name = "none",
+	.copies = 1,
+	.max_run = UINT_MAX,
+	.lost_hint = "",
+	.alloc = netram_copies_alloc,
+	.free = netram_copies_free,
+	.map_read = netram_copies_map_read,
+	.map_write = netram_single_map_write,
+	.map_retry = netram_copies_map_retry,
+	.capacity = netram_copies_capacity,
+	.lost_wants = netram_copies_lost_wants,
+	.on_server = netram_copies_on_server,
+};
+
+const struct netram_scheme netram_mirror = {
+	.name = "mirror",
+	.copies = 2,
+	.max_run = UINT_MAX,
+	.redundant = true,
+	.lost_hint = "; copying them again from their mirrors",
+	.create = netram_mirror_create,
+	.destroy = netram_mirror_destroy,
+	.alloc = netram_copies_alloc,
+	.free = netram_copies_free,
+	.map_read = netram_copies_map_read,
+	.map_write = netram_map_mirrored,
+	.map_retry = netram_copies_map_retry,
+	.capacity = netram_copies_capacity,
+	.lost_wants = netram_copies_lost_wants,
+	.on_server = netram_copies_on_server,
+};
