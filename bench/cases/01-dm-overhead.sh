@@ -6,7 +6,8 @@
 # round measures both back to back).  Done twice:
 # over a virtio-blk disk (the flash tier of the tests) and over a brd
 # ramdisk, where the device is fast enough for the target's own CPU cost to
-# show.
+# show (BENCH_DM_DEVICES=virtio,brd picks them).  With bench/run
+# --baseline-module, nswap2l is measured once per pass of each build.
 # mem: 768M
 # disks: flash=512M
 # timeout: 1500
@@ -15,13 +16,14 @@ REGION_MB=${BENCH_REGION_MB:-256}
 RUNTIME=${BENCH_RUNTIME:-4}
 ROUNDS=${BENCH_ROUNDS:-7}
 SECTORS=$((REGION_MB * 2048))
+DM_DEVICES=${BENCH_DM_DEVICES:-virtio,brd}
 
-load_nswap2l
 modprobe brd rd_nr=1 rd_size=$((REGION_MB * 1024)) max_part=0 || die "modprobe brd failed"
 
-bench_device() { # label rawdev
+bench_device() { # label rawdev module
 	label=$1
 	raw=$2
+	name=$(bench_name dm-overhead "$3")
 	dm_create "lin_$label" "0 $SECTORS linear $raw 0"
 	dm_create "nsw_$label" "0 $SECTORS nswap2l 1 flash=$raw"
 	# Map every page first, so that reads hit the tier and not the zero path.
@@ -44,11 +46,14 @@ bench_device() { # label rawdev
 			ratios="$ratios $(awk -v a="$nsw_iops" -v b="$lin_iops" 'BEGIN { printf "%.4f", a / b }')"
 			i=$((i + 1))
 		done
-		echo "@@BENCH dm-overhead $label $key raw=$(echo $r_raw | median) linear=$(echo $r_lin | median) nswap2l=$(echo $r_nsw | median) ratio=$(echo $ratios | median) rounds=[raw:$r_raw][linear:$r_lin][nswap2l:$r_nsw]"
+		echo "@@BENCH $name $label $key raw=$(echo $r_raw | median) linear=$(echo $r_lin | median) nswap2l=$(echo $r_nsw | median) ratio=$(echo $ratios | median) rounds=[raw:$r_raw][linear:$r_lin][nswap2l:$r_nsw]"
 	done
 	dm_remove "nsw_$label"
 	dm_remove "lin_$label"
 }
 
-bench_device virtio "$FLASH"
-bench_device brd /dev/ram0
+for module in $(module_passes); do
+	use_module "$module"
+	case ",$DM_DEVICES," in *,virtio,*) bench_device virtio "$FLASH" "$module" ;; esac
+	case ",$DM_DEVICES," in *,brd,*) bench_device brd /dev/ram0 "$module" ;; esac
+done

@@ -9,7 +9,9 @@
 # included), request messages per 4 KiB page (nbd: requests completed;
 # nswap2l: PUT, GET and FREE messages; each a round trip) and bytes on the
 # guest's NIC per page, both ways.  Measured side by side in one boot,
-# interleaved over several rounds; medians reported.
+# interleaved over several rounds; medians reported.  With bench/run
+# --baseline-module, the nswap2l devices are made and measured once per pass
+# of each build (nbd in every pass, as the yardstick).
 # Goals: nswap2l over one server >= 1.5x nbd on every job; two servers
 # >= 1.6x one.
 # mem: 768M
@@ -22,19 +24,13 @@ RUNTIME=${BENCH_RUNTIME:-4}
 ROUNDS=${BENCH_ROUNDS:-5}
 SECTORS=$((REGION_MB * 2048))
 
-load_nswap2l
 netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 modprobe nbd nbds_max=1 || die "modprobe nbd failed"
 nbd-client -N bench 169.254.100.98 10809 /dev/nbd0 -b 4096 >/tmp/nbd.out 2>&1 || die "nbd-client cannot connect to nbdkit: $(cat /tmp/nbd.out)"
-dm_create nsw1 "0 $SECTORS nswap2l 2 netram=$(netram_server 0) $KEY" || die "create nsw1"
-dm_create nsw2 "0 $SECTORS nswap2l 2 netram=$(netram_server 0),$(netram_server 1) $KEY" || die "create nsw2"
 DEVICES="/dev/nbd0 /dev/mapper/nsw1 /dev/mapper/nsw2"
-
 # Map every page first, so that reads are served by the servers.
-for d in $DEVICES; do
-	prefill_random "$d" "$REGION_MB"
-done
+prefill_random /dev/nbd0 "$REGION_MB"
 # sectors read and written on a block device so far
 # (/dev/mapper nodes are not symlinks here: find the device by its numbers)
 dev_sectors() {
@@ -74,38 +70,46 @@ fio_job() {
 	}' /tmp/fio.out
 }
 
-for job in "randwrite libaio 16 4k" "randread libaio 16 4k" "randwrite psync 1 4k" \
-	"randread psync 1 4k" "randwrite libaio 8 64k" "randread libaio 8 64k" \
-	"write libaio 4 1M" "read libaio 4 1M"; do
-	set -- $job
-	key="$1-qd$3-$4"
-	# BENCH_JOBS: only the jobs it names (comma-separated keys), e.g. to study one
-	case ",${BENCH_JOBS:-$key}," in *",$key,"*) ;; *) continue ;; esac
-	for d in nbd nsw1 nsw2; do eval "iops_$d= p99_$d= mbs_$d= cpu_$d= msgs_$d= wire_$d="; done
-	r1="" r2=""
-	round=0
-	while [ $round -lt "$ROUNDS" ]; do
-		for dev in $DEVICES; do
-			d=$(basename "$dev" | sed 's/nbd0/nbd/')
-			set -- $(fio_job "$dev" $job)
-			eval "iops_$d=\"\$iops_$d $1\" p99_$d=\"\$p99_$d $2\" mbs_$d=\"\$mbs_$d $3\" cur_$d=$1"
-			eval "cpu_$d=\"\$cpu_$d $4\" msgs_$d=\"\$msgs_$d $5\" wire_$d=\"\$wire_$d $6\""
-			set -- $job
+for module in $(module_passes); do
+	use_module "$module"
+	name=$(bench_name netram-vs-nbd "$module")
+	dm_create nsw1 "0 $SECTORS nswap2l 2 netram=$(netram_server 0) $KEY" || die "create nsw1"
+	dm_create nsw2 "0 $SECTORS nswap2l 2 netram=$(netram_server 0),$(netram_server 1) $KEY" || die "create nsw2"
+	prefill_random /dev/mapper/nsw1 "$REGION_MB"
+	prefill_random /dev/mapper/nsw2 "$REGION_MB"
+	for job in "randwrite libaio 16 4k" "randread libaio 16 4k" "randwrite psync 1 4k" \
+		"randread psync 1 4k" "randwrite libaio 8 64k" "randread libaio 8 64k" \
+		"write libaio 4 1M" "read libaio 4 1M"; do
+		set -- $job
+		key="$1-qd$3-$4"
+		# BENCH_JOBS: only the jobs it names (comma-separated keys), e.g. to study one
+		case ",${BENCH_JOBS:-$key}," in *",$key,"*) ;; *) continue ;; esac
+		for d in nbd nsw1 nsw2; do eval "iops_$d= p99_$d= mbs_$d= cpu_$d= msgs_$d= wire_$d="; done
+		r1="" r2=""
+		round=0
+		while [ $round -lt "$ROUNDS" ]; do
+			for dev in $DEVICES; do
+				d=$(basename "$dev" | sed 's/nbd0/nbd/')
+				set -- $(fio_job "$dev" $job)
+				eval "iops_$d=\"\$iops_$d $1\" p99_$d=\"\$p99_$d $2\" mbs_$d=\"\$mbs_$d $3\" cur_$d=$1"
+				eval "cpu_$d=\"\$cpu_$d $4\" msgs_$d=\"\$msgs_$d $5\" wire_$d=\"\$wire_$d $6\""
+				set -- $job
+			done
+			r1="$r1 $(awk -v a="$cur_nsw1" -v b="$cur_nbd" 'BEGIN { printf "%.3f", a / b }')"
+			r2="$r2 $(awk -v a="$cur_nsw2" -v b="$cur_nsw1" 'BEGIN { printf "%.3f", a / b }')"
+			round=$((round + 1))
 		done
-		r1="$r1 $(awk -v a="$cur_nsw1" -v b="$cur_nbd" 'BEGIN { printf "%.3f", a / b }')"
-		r2="$r2 $(awk -v a="$cur_nsw2" -v b="$cur_nsw1" 'BEGIN { printf "%.3f", a / b }')"
-		round=$((round + 1))
+		echo "@@BENCH $name $key nbd=$(echo $iops_nbd | median) nsw1=$(echo $iops_nsw1 | median) nsw2=$(echo $iops_nsw2 | median)" \
+			"nbd_p99=$(echo $p99_nbd | median) nsw1_p99=$(echo $p99_nsw1 | median) nsw2_p99=$(echo $p99_nsw2 | median)" \
+			"nbd_mbs=$(echo $mbs_nbd | median) nsw1_mbs=$(echo $mbs_nsw1 | median) nsw2_mbs=$(echo $mbs_nsw2 | median)" \
+			"nbd_cpu=$(echo $cpu_nbd | median) nsw1_cpu=$(echo $cpu_nsw1 | median) nsw2_cpu=$(echo $cpu_nsw2 | median)" \
+			"nbd_msgs=$(echo $msgs_nbd | median) nsw1_msgs=$(echo $msgs_nsw1 | median) nsw2_msgs=$(echo $msgs_nsw2 | median)" \
+			"nbd_wire=$(echo $wire_nbd | median) nsw1_wire=$(echo $wire_nsw1 | median) nsw2_wire=$(echo $wire_nsw2 | median)" \
+			"nsw1_vs_nbd=$(echo $r1 | median) nsw2_vs_nsw1=$(echo $r2 | median) rounds=[nbd:$iops_nbd][nsw1:$iops_nsw1][nsw2:$iops_nsw2]"
 	done
-	echo "@@BENCH netram-vs-nbd $key nbd=$(echo $iops_nbd | median) nsw1=$(echo $iops_nsw1 | median) nsw2=$(echo $iops_nsw2 | median)" \
-		"nbd_p99=$(echo $p99_nbd | median) nsw1_p99=$(echo $p99_nsw1 | median) nsw2_p99=$(echo $p99_nsw2 | median)" \
-		"nbd_mbs=$(echo $mbs_nbd | median) nsw1_mbs=$(echo $mbs_nsw1 | median) nsw2_mbs=$(echo $mbs_nsw2 | median)" \
-		"nbd_cpu=$(echo $cpu_nbd | median) nsw1_cpu=$(echo $cpu_nsw1 | median) nsw2_cpu=$(echo $cpu_nsw2 | median)" \
-		"nbd_msgs=$(echo $msgs_nbd | median) nsw1_msgs=$(echo $msgs_nsw1 | median) nsw2_msgs=$(echo $msgs_nsw2 | median)" \
-		"nbd_wire=$(echo $wire_nbd | median) nsw1_wire=$(echo $wire_nsw1 | median) nsw2_wire=$(echo $wire_nsw2 | median)" \
-		"nsw1_vs_nbd=$(echo $r1 | median) nsw2_vs_nsw1=$(echo $r2 | median) rounds=[nbd:$iops_nbd][nsw1:$iops_nsw1][nsw2:$iops_nsw2]"
+	show_status nsw1
+	show_status nsw2
+	dm_remove nsw2
+	dm_remove nsw1
 done
-show_status nsw1
-show_status nsw2
-dm_remove nsw2
-dm_remove nsw1
 nbd-client -d /dev/nbd0 >/dev/null 2>&1 || true

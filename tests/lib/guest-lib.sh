@@ -67,6 +67,31 @@ unload_nswap2l() {
 	rmmod dm_nswap2l || die "rmmod dm_nswap2l failed (refcount: $(cat /sys/module/dm_nswap2l/refcnt 2>/dev/null))"
 	[ ! -d /sys/module/dm_nswap2l ] || die "dm_nswap2l still loaded after rmmod"
 }
+# A benchmark given a second build (bench/run --baseline-module) measures
+# both in one boot, in passes current, baseline, baseline, current (a drift
+# of the emulator over the run weighs on both alike).  module_passes lists
+# the passes ("current" alone without a baseline); use_module loads one.
+BASELINE_MODULE=/opt/baseline/dm-nswap2l.ko
+module_passes() {
+	if [ -f "$BASELINE_MODULE" ]; then echo "current baseline baseline current"; else echo current; fi
+}
+use_module() { # current|baseline
+	if [ -d /sys/module/dm_nswap2l ]; then unload_nswap2l; fi
+	case "$1" in
+	current) load_nswap2l ;;
+	baseline)
+		# its dependencies come from the current build's modules.dep
+		modprobe dm-nswap2l && rmmod dm_nswap2l || die "cannot load the dependencies of dm-nswap2l"
+		insmod "$BASELINE_MODULE" || die "insmod $BASELINE_MODULE failed"
+		;;
+	*) die "use_module: current or baseline, not $1" ;;
+	esac
+}
+# the @@BENCH name of a pass: NAME alone without a baseline, NAME@current or
+# NAME@baseline with one (bench/run tables the two side by side)
+bench_name() { # name module
+	if [ -f "$BASELINE_MODULE" ]; then echo "$1@$2"; else echo "$1"; fi
+}
 
 # Block devices
 dev_sectors() { blockdev --getsz "$1"; }

@@ -181,6 +181,12 @@ build_initramfs() {
 		cp "$module" "$mdir/extra/dm-nswap2l.ko"
 		strip --strip-debug "$mdir/extra/dm-nswap2l.ko" 2>/dev/null || true
 	fi
+	# outside /lib/modules: depmod must not index a second dm-nswap2l
+	if [[ -n "${BASELINE_MODULE:-}" ]]; then
+		mkdir -p "$stage/opt/baseline"
+		cp "$BASELINE_MODULE" "$stage/opt/baseline/dm-nswap2l.ko"
+		strip --strip-debug "$stage/opt/baseline/dm-nswap2l.ko" 2>/dev/null || true
+	fi
 	depmod -b "$stage" "$kver" || die "depmod for the initramfs failed"
 	local only
 	for only in "${GUEST_MODULES_BY_NAME_ONLY[@]}"; do
