@@ -14,24 +14,7 @@
  * fills up (one parity page per N writes); a lone write makes a group of
  * one, whose parity is a copy.
  *
- * Groups are log-structured, never updated in place: keys are never
- * reused, so an overwrite, discard or move gives the page a new key in a
- * new group while the old version stays on its server, still part of its
- * old group's parity, until every page of the group has left it; then all
- * its keys are freed.  No parity ever disagrees with the data it covers,
- * whatever dies when, and no read-modify-write is needed (which would read
- * the old page and old parity on every overwrite).  The price is server
- * memory for stale versions until a group empties; when they pass half the
- * pages stored, a cleaner (a move job) moves the pages of groups at least
- * half stale into new groups, so small groups merge and the old ones go.
- *
- * A group's keys follow from its serial number (NETRAM_GROUP_KEYS keys:
- * NETRAM_PARITY_RUN for each member, then the parity run), and its entry
- * in a table allocated with the tier (serial modulo the table's size; a
- * new group takes the next free entry) holds the members' servers and
- * pages: 32 bytes per group, so between 32 bytes
- * (groups of one page) and 32 / (N * 16) bytes (full groups of full runs)
- * per page.  The page's map entry stays one 8-byte slot with one server.
+ * How groups are kept, and their keys: netram_group.c.
  *
  * A page whose server is lost or failed is rebuilt from the rest of its
  * group: on demand when it is read, in the background by recovery, which
@@ -40,102 +23,11 @@
  */
 #include <crypto/algapi.h>
 #include <linux/bsearch.h>
-#include <linux/log2.h>
 
-#include "netram_scheme.h"
+#include "netram_group.h"
 
-#define NETRAM_PARITY_MEMBER_SHIFT	ilog2(NETRAM_PARITY_RUN)
-#define NETRAM_GROUP_RUNS		(NETRAM_PARITY_MEMBERS + 1)
-#define NETRAM_GROUP_KEYS		(NETRAM_GROUP_RUNS * NETRAM_PARITY_RUN)
-#define NETRAM_GROUP_KEY_SHIFT		ilog2(NETRAM_GROUP_KEYS)
-#define NETRAM_PARITY_INDEX		NETRAM_PARITY_MEMBERS	/* the run after the members */
-#define NETRAM_MAX_GROUPS		(1U << 20)	/* 32 MiB of entries at most */
-#define NETRAM_MIN_GROUPS		1024U
-#define NETRAM_GROUP_IOS		256	/* groups being written, at most */
-/*
- * Entries beyond one group per device page: groups being written, and the
- * old groups of pages being overwritten or moved.
- */
-#define NETRAM_GROUP_SLACK		(2 * NETRAM_GROUP_IOS)
 /* Reads of a rebuild: a run of the page's range from each other member and the parity. */
 #define NETRAM_REBUILD_READS		(NETRAM_PARITY_MEMBERS * NETRAM_PARITY_RUN / 2 + 1)
-
-enum netram_group_state {
-	NETRAM_GROUP_FREE,
-	NETRAM_GROUP_OPEN,		/* takes new members */
-	NETRAM_GROUP_CLOSED,		/* takes none, members' writes in flight */
-	NETRAM_GROUP_SEALED,		/* its parity is being written */
-	NETRAM_GROUP_PROTECTED,		/* parity stored: any one page can be rebuilt */
-	NETRAM_GROUP_UNPROTECTED,	/* parity write failed: its members are rewritten */
-};
-
-/*
- * A group's entry.  Members' servers and pages change only under the
- * parity lock and only until the group is sealed; live counts the pages
- * the map still has in the group.
- */
-struct netram_group {
-	u64 serial;
-	u32 servers;			/* a nibble per run: members', then the parity's */
-	u16 pages[NETRAM_PARITY_MEMBERS];	/* pages sent (or to be sent) per member */
-	u16 live;
-	u8 left_out;			/* members whose write failed: not in the parity */
-	u8 state;			/* enum netram_group_state */
-	u8 nr_members;
-	u8 parity_pages;
-	u8 io;				/* index in ios[] until the group is protected */
-};
-
-/* A group being written: its members' bios wait here for the parity. */
-struct netram_group_io {
-	struct netram_tier *nt;
-	struct netram_group *group;
-	u16 pending[NETRAM_PARITY_MEMBERS];	/* pages not stored (or refused) yet */
-	u16 mapped[NETRAM_PARITY_MEMBERS];	/* pages whose write was sent */
-	u8 in_parity;			/* members whose pages the parity covers */
-	bool parity_done;
-	blk_status_t parity_status;
-	/* the parity's bios still out (the server's max_pages cuts it), and their error */
-	atomic_t parity_bios;
-	blk_status_t parity_error;
-	struct bio_list bios;
-	struct list_head sealed;
-};
-
-struct netram_parity {
-	spinlock_t lock;		/* groups, ios and everything below */
-	struct netram_group *groups;
-	u32 nr_groups;
-	unsigned long *free_groups;	/* a bit per group table entry: FREE */
-	u64 next_serial;
-	struct netram_group *open;
-	struct netram_group_io *ios;
-	u8 free_ios[NETRAM_GROUP_IOS];
-	unsigned int nr_free_ios;
-	struct list_head sealed;	/* groups whose parity the worker writes */
-	struct work_struct parity_work;
-	struct bio_set member_bios;
-	struct bio_set parity_bios;
-	mempool_t *parity_pages;
-	mempool_t *rebuilds;
-	atomic64_t rebuilt;		/* pages */
-	/*
-	 * Server pages kept for pages that left their group; past half the
-	 * pages stored, the cleaner moves the pages of mostly stale groups
-	 * into new groups, and the old ones are freed.
-	 */
-	u64 stale;
-	bool cleaning;
-	struct nswap2l_move_job clean_job;
-};
-
-static inline struct netram_parity *netram_parity_of(struct netram_tier *nt)
-{
-	return nt->scheme_data;
-}
-
-/* A clean pass starts past this many stale pages, and half the pages stored. */
-#define NETRAM_CLEAN_MIN_STALE		1024
 
 /* A member's write: a clone, so that its bio can wait for the parity. */
 struct netram_member_write {
@@ -165,135 +57,10 @@ struct netram_rebuild {
 	struct page *pages[NETRAM_PARITY_RUN];
 };
 
-static inline u64 netram_key_serial(u64 key)
-{
-	return (key - 1) >> NETRAM_GROUP_KEY_SHIFT;
-}
-
-/* The run of the key: a member's, or NETRAM_PARITY_INDEX. */
-static inline unsigned int netram_key_run(u64 key)
-{
-	return ((key - 1) >> NETRAM_PARITY_MEMBER_SHIFT) & (NETRAM_GROUP_RUNS - 1);
-}
-
-static inline unsigned int netram_key_page(u64 key)
-{
-	return (key - 1) & (NETRAM_PARITY_RUN - 1);
-}
-
-/* Key of page @page of run @run of the group; keys start at 1 (0 is the heartbeat's). */
-static inline u64 netram_group_key(const struct netram_group *g, unsigned int run,
-				   unsigned int page)
-{
-	return (g->serial << NETRAM_GROUP_KEY_SHIFT) + run * NETRAM_PARITY_RUN + page + 1;
-}
-
-static inline unsigned int netram_group_server(const struct netram_group *g, unsigned int run)
-{
-	return (g->servers >> (run * NETRAM_SLOT_SERVER_BITS)) & NETRAM_SLOT_SERVER_MASK;
-}
-
-static inline void netram_group_set_server(struct netram_group *g, unsigned int run,
-					   unsigned int index)
-{
-	g->servers &= ~(NETRAM_SLOT_SERVER_MASK << (run * NETRAM_SLOT_SERVER_BITS));
-	g->servers |= index << (run * NETRAM_SLOT_SERVER_BITS);
-}
-
-static inline u16 netram_run_bits(unsigned int first, unsigned int nr)
-{
-	return GENMASK(first + nr - 1, first);
-}
-
-/* The group of @key, or NULL if it is gone. */
-static struct netram_group *netram_find_group(struct netram_parity *p, u64 key)
-{
-	u64 serial = netram_key_serial(key);
-	u32 index;
-	struct netram_group *g;
-
-	lockdep_assert_held(&p->lock);
-	div_u64_rem(serial, p->nr_groups, &index);
-	g = &p->groups[index];
-
-	return g->state != NETRAM_GROUP_FREE && g->serial == serial ? g : NULL;
-}
-
-/* A copy of the group of @key; false if it is gone. */
-static bool netram_group_snapshot(struct netram_parity *p, u64 key, struct netram_group *copy)
-{
-	struct netram_group *g;
-	unsigned long flags;
-
-	spin_lock_irqsave(&p->lock, flags);
-	g = netram_find_group(p, key);
-	if (g)
-		*copy = *g;
-	spin_unlock_irqrestore(&p->lock, flags);
-	return g;
-}
-
 /* Pages of the group's member runs that its parity covers. */
 static u16 netram_member_pages(const struct netram_group *g, unsigned int m)
 {
 	return g->left_out & BIT(m) ? 0 : g->pages[m];
-}
-
-/*----------------------------------------------------------------
- * Server accounting of a group's keys
- *--------------------------------------------------------------*/
-
-/* @nr keys from @key go to @srv: counted held, and lost if the server was lost meanwhile. */
-static void netram_hold_keys(struct netram_server *srv, u64 key, unsigned int nr)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&srv->lock, flags);
-	atomic64_sub(nr, &srv->free_estimate);
-	atomic64_add(nr, &srv->held);
-	if (netram_copy_lost(srv, key))
-		WRITE_ONCE(srv->lost_held, srv->lost_held + nr);
-	spin_unlock_irqrestore(&srv->lock, flags);
-}
-
-/* The keys of @bits from @key leave @srv: freed there if @sent, never sent otherwise. */
-static void netram_release_keys(struct netram_server *srv, u64 key, unsigned long bits,
-				bool sent)
-{
-	unsigned long flags;
-	unsigned int i;
-
-	spin_lock_irqsave(&srv->lock, flags);
-	for_each_set_bit(i, &bits, NETRAM_PARITY_RUN)
-		netram_release_key(srv, key + i, sent);
-	spin_unlock_irqrestore(&srv->lock, flags);
-}
-
-/* No page is left in the group: free its keys everywhere. */
-static void netram_free_group(struct netram_tier *nt, struct netram_group *g)
-{
-	unsigned long to_send = 0;
-	unsigned int m, i;
-
-	lockdep_assert_held(&netram_parity_of(nt)->lock);
-	for (m = 0; m < g->nr_members; m++) {
-		if (!g->pages[m])
-			continue;
-		netram_parity_of(nt)->stale -= hweight16(g->pages[m]);
-		netram_release_keys(nt->servers[netram_group_server(g, m)],
-				    netram_group_key(g, m, 0), g->pages[m], true);
-		__set_bit(netram_group_server(g, m), &to_send);
-	}
-	if (g->parity_pages) {
-		netram_release_keys(nt->servers[netram_group_server(g, NETRAM_PARITY_INDEX)],
-				    netram_group_key(g, NETRAM_PARITY_INDEX, 0),
-				    netram_run_bits(0, g->parity_pages), true);
-		__set_bit(netram_group_server(g, NETRAM_PARITY_INDEX), &to_send);
-	}
-	g->state = NETRAM_GROUP_FREE;
-	__set_bit(g - netram_parity_of(nt)->groups, netram_parity_of(nt)->free_groups);
-	for_each_set_bit(i, &to_send, NETRAM_MAX_SERVERS)
-		netram_queue_io(nt->servers[i]);
 }
 
 /*----------------------------------------------------------------
@@ -666,156 +433,24 @@ static void netram_parity_work(struct work_struct *work)
  * Slots: joining groups, leaving them
  *--------------------------------------------------------------*/
 
-/* A new group, with its first member's server and its parity's. */
-static struct netram_group *netram_open_group(struct netram_tier *nt,
-					      const struct nswap2l_server_room *rooms,
-					      unsigned long candidates, unsigned int *server)
-{
-	struct netram_parity *p = netram_parity_of(nt);
-	unsigned int picked[2];
-	struct netram_group_io *io;
-	struct netram_group *g;
-	u32 start, index;
-	u64 serial;
-
-	lockdep_assert_held(&p->lock);
-	if (!p->nr_free_ios ||
-	    nswap2l_pick_servers(nt->choice, rooms, netram_nr_servers(nt), candidates, 2, picked))
-		return NULL;
-	/*
-	 * The next free entry, and the first serial after the last one that
-	 * lands there: keys only grow (netram_mark_lost()), and the serials
-	 * skipped over entries in use are simply never used.
-	 */
-	div_u64_rem(p->next_serial, p->nr_groups, &start);
-	index = find_next_bit(p->free_groups, p->nr_groups, start);
-	if (index >= p->nr_groups) {
-		index = find_first_bit(p->free_groups, start);
-		if (index >= start)
-			return NULL;	/* every entry in use */
-	}
-	serial = p->next_serial - start + index;
-	if (index < start)
-		serial += p->nr_groups;
-	__clear_bit(index, p->free_groups);
-	g = &p->groups[index];
-	memset(g, 0, sizeof(*g));
-	g->serial = serial;
-	p->next_serial = serial + 1;
-	g->state = NETRAM_GROUP_OPEN;
-	g->io = p->free_ios[--p->nr_free_ios];
-	netram_group_set_server(g, NETRAM_PARITY_INDEX, picked[1]);
-	io = &p->ios[g->io];
-	memset(io->pending, 0, sizeof(io->pending));
-	memset(io->mapped, 0, sizeof(io->mapped));
-	io->in_parity = 0;
-	io->parity_done = false;
-	io->parity_status = BLK_STS_OK;
-	io->group = g;
-	/* Keys handed out: a loss from now on covers this group's (netram_mark_lost()). */
-	atomic64_set(&nt->next_key, netram_group_key(g, NETRAM_PARITY_INDEX, NETRAM_PARITY_RUN - 1));
-	p->open = g;
-	*server = picked[0];
-	return g;
-}
-
 /* A run of at most @nr pages joins the open group, or a new one. */
 static int netram_parity_alloc(struct netram_tier *nt, unsigned int nr, u64 *slot)
 {
 	struct netram_parity *p = netram_parity_of(nt);
-	unsigned int i, m, server, nr_servers = netram_nr_servers(nt);
 	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
 	unsigned long candidates, flags;
-	struct netram_group *g;
-	u64 key;
+	struct netram_group *closed;
+	int r;
 
 	candidates = netram_server_rooms(nt, rooms);
 	spin_lock_irqsave(&p->lock, flags);
-	g = p->open;
-	if (g) {
-		unsigned long others = candidates;
-
-		__clear_bit(netram_group_server(g, NETRAM_PARITY_INDEX), &others);
-		for (m = 0; m < g->nr_members; m++)
-			__clear_bit(netram_group_server(g, m), &others);
-		for_each_set_bit(i, &candidates, nr_servers)
-			if (netram_copy_lost(nt->servers[i], netram_group_key(g, 0, 0)))
-				__clear_bit(i, &others);
-		if (nswap2l_pick_servers(nt->choice, rooms, nr_servers, others, 1, &server)) {
-			/* No server left for another member. */
-			g->state = NETRAM_GROUP_CLOSED;
-			p->open = NULL;
-			netram_maybe_seal(nt, g);
-			g = NULL;
-		}
-	}
-	if (!g)
-		g = netram_open_group(nt, rooms, candidates, &server);
-	if (!g) {
-		spin_unlock_irqrestore(&p->lock, flags);
-		return -ENOSPC;
-	}
-	nr = clamp_t(s64, rooms[server].free, 1,
-		     min3(nr, (unsigned int)NETRAM_PARITY_RUN,
-			  READ_ONCE(nt->servers[server]->max_pages)));
-	m = g->nr_members++;
-	netram_group_set_server(g, m, server);
-	g->pages[m] = netram_run_bits(0, nr);
-	p->ios[g->io].pending[m] = g->pages[m];
-	g->live += nr;
-	key = netram_group_key(g, m, 0);
-	netram_hold_keys(nt->servers[server], key, nr);
-	if (g->nr_members == nt->parity_group) {
-		/* Full: sealed once this run is sent too. */
-		g->state = NETRAM_GROUP_CLOSED;
-		p->open = NULL;
-	}
+	r = netram_join_group(nt, rooms, candidates, nr, slot, &closed);
+	if (closed)
+		netram_maybe_seal(nt, closed);
 	spin_unlock_irqrestore(&p->lock, flags);
-
-	atomic64_add(nr, &nt->tier.used);
-	*slot = netram_make_slot(key, &server, 1);
-	return nr;
-}
-
-/*
- * Pages leave their groups.  One never sent (@written false, its group
- * still being written) is taken out of it; the others stay on their
- * servers, in their group's parity, until the whole group is empty.
- */
-/* Groups at least half stale: their pages move to new groups. */
-static bool netram_clean_wants(struct nswap2l_move_job *job, u64 slot)
-{
-	struct netram_parity *p = container_of(job, struct netram_parity, clean_job);
-	unsigned int m, pages = 0;
-	struct netram_group g;
-
-	if (!netram_group_snapshot(p, netram_slot_key(slot), &g) ||
-	    g.state != NETRAM_GROUP_PROTECTED)
-		return false;
-	for (m = 0; m < g.nr_members; m++)
-		pages += hweight16(g.pages[m]);
-	return g.live * 2 <= pages;
-}
-
-static void netram_clean_done(struct nswap2l_move_job *job)
-{
-	struct netram_parity *p = container_of(job, struct netram_parity, clean_job);
-	unsigned long flags;
-
-	spin_lock_irqsave(&p->lock, flags);
-	p->cleaning = false;
-	spin_unlock_irqrestore(&p->lock, flags);
-}
-
-static void netram_start_cleaning(struct netram_tier *nt)
-{
-	struct netram_parity *p = netram_parity_of(nt);
-
-	p->clean_job.tier = &nt->tier;
-	p->clean_job.wants = netram_clean_wants;
-	p->clean_job.done = netram_clean_done;
-	if (!nswap2l_queue_move(nt->tier.nc, &p->clean_job))
-		netram_clean_done(&p->clean_job);
+	if (r > 0)
+		atomic64_add(r, &nt->tier.used);
+	return r;
 }
 
 static void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigned int nr,
@@ -828,29 +463,14 @@ static void netram_parity_free(struct netram_tier *nt, const u64 *slots, unsigne
 
 	spin_lock_irqsave(&p->lock, flags);
 	for (i = 0; i < nr; i++) {
-		u64 key = netram_slot_key(slots[i]);
-		struct netram_group *g = netram_find_group(p, key);
-		unsigned int m = netram_key_run(key);
-		u16 bit = BIT(netram_key_page(key));
+		struct netram_group *g = netram_leave_group(nt, slots[i], written);
 
-		if (WARN_ON_ONCE(!g))
-			continue;
-		g->live--;
-		p->stale++;
-		if (!written && g->state <= NETRAM_GROUP_CLOSED && p->ios[g->io].pending[m] & bit &&
-		    !(p->ios[g->io].mapped[m] & bit)) {
-			g->pages[m] &= ~bit;
-			p->stale--;	/* never stored */
-			netram_release_keys(netram_copy_server(nt, slots[i], 0), key, 1, false);
-			/* Not sealed before: its parity cannot be written yet. */
-			WARN_ON_ONCE(netram_member_done(nt, g, key, 1, BLK_STS_OK));
-		} else if (!g->live && g->state >= NETRAM_GROUP_PROTECTED) {
-			netram_free_group(nt, g);
-		}
+		/* Never sent, and not sealed before: its parity cannot be written yet. */
+		if (g)
+			WARN_ON_ONCE(netram_member_done(nt, g, netram_slot_key(slots[i]), 1,
+							BLK_STS_OK));
 	}
-	clean = !p->cleaning && p->stale > NETRAM_CLEAN_MIN_STALE &&
-		p->stale > atomic64_read(&nt->tier.used) / 2;
-	p->cleaning |= clean;
+	clean = netram_want_cleaning(nt);
 	spin_unlock_irqrestore(&p->lock, flags);
 	atomic64_sub(nr, &nt->tier.used);
 	if (clean)
@@ -1124,29 +744,15 @@ static int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
 				const struct nswap2l_tier_options *opts)
 {
 	struct netram_parity *p;
-	unsigned int i;
 
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		goto nomem;
 	nt->scheme_data = p;
-	spin_lock_init(&p->lock);
 	INIT_LIST_HEAD(&p->sealed);
 	INIT_WORK(&p->parity_work, netram_parity_work);
-	/* Groups of one page for a device that Network RAM could hold whole. */
-	p->nr_groups = clamp_t(u64, opts->device_pages + NETRAM_GROUP_SLACK, NETRAM_MIN_GROUPS,
-			       NETRAM_MAX_GROUPS);
-	p->groups = kvcalloc(p->nr_groups, sizeof(*p->groups), GFP_KERNEL);
-	p->free_groups = kvmalloc_array(BITS_TO_LONGS(p->nr_groups), sizeof(long), GFP_KERNEL);
-	p->ios = kvcalloc(NETRAM_GROUP_IOS, sizeof(*p->ios), GFP_KERNEL);
-	if (!p->groups || !p->free_groups || !p->ios)
+	if (netram_groups_init(nt, opts->device_pages))
 		goto nomem;
-	bitmap_fill(p->free_groups, p->nr_groups);
-	for (i = 0; i < NETRAM_GROUP_IOS; i++) {
-		p->ios[i].nt = nt;
-		bio_list_init(&p->ios[i].bios);
-		p->free_ios[p->nr_free_ios++] = i;
-	}
 	if (bioset_init(&p->member_bios, NETRAM_TAGS,
 			offsetof(struct netram_member_write, clone), 0) ||
 	    bioset_init(&p->parity_bios, NETRAM_PARITY_RUN, 0, BIOSET_NEED_BVECS))
@@ -1179,9 +785,7 @@ static void netram_parity_destroy(struct netram_tier *nt)
 	mempool_destroy(p->parity_pages);
 	bioset_exit(&p->parity_bios);
 	bioset_exit(&p->member_bios);
-	kvfree(p->ios);
-	kvfree(p->free_groups);
-	kvfree(p->groups);
+	netram_groups_exit(p);
 	kfree(p);
 }
 

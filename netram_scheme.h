@@ -5,7 +5,8 @@
  * One table per scheme, chosen when the tier is created:
  *
  *   netram_copies.c  "none" (one copy) and "mirror" (two, on distinct servers)
- *   netram_parity.c  "parity" (groups of pages and their XOR)
+ *   netram_parity.c  "parity" (groups of pages and their XOR),
+ *   netram_group.c   its table of groups
  *
  * The rest of Network RAM asks through the wrappers below, never by name.
  * Locking is the schemes' own (netram.h): ops are called with no lock held.
