@@ -60,11 +60,9 @@ struct nswap2l_table {
 
 	/* The options of this table line. */
 	const char *placement_name;		/* a policy type's static name */
-	unsigned int timeout_secs;
 	bool overcommit;
-	enum nswap2l_reliability reliability;
-	unsigned int parity_group;
 	struct nswap2l_prefetch_config prefetch;
+	void *tier_args[NSWAP2L_NR_TIERS];	/* the tier types' own options */
 
 	/* A reload: changes prepared by the constructor, applied on resume. */
 	bool pending;
@@ -77,20 +75,11 @@ struct nswap2l_table {
 /* A table line, parsed; the strings point into the constructor's argv. */
 struct table_args {
 	const char *tiers[NSWAP2L_NR_TIERS];
-	const char *key_spec;
-	const char *client;
+	/* The words a tier type owns, by its opts->keys[]. */
+	const char *tier_opts[NSWAP2L_NR_TIERS][NSWAP2L_TIER_MAX_OPTS];
 	const char *placement;
 	const char *prefetch;
-	const char *reliability;
-	const char *protect;
-	unsigned int timeout_secs;
 	bool overcommit;
-};
-
-const char *const nswap2l_reliability_names[NSWAP2L_NR_RELIABILITIES] = {
-	[NSWAP2L_RELIABILITY_NONE] = "none",
-	[NSWAP2L_RELIABILITY_MIRROR] = "mirror",
-	[NSWAP2L_RELIABILITY_PARITY] = "parity",
 };
 
 static const struct nswap2l_tier_type *const tier_types[] = {
@@ -672,10 +661,36 @@ static int set_once(struct dm_target *ti, const char **slot, const char *value,
 	return 0;
 }
 
+/* A word a tier type owns: 1 if none does. */
+static int collect_tier_opt(struct dm_target *ti, const char *key, const char *value,
+			    struct table_args *args)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < ARRAY_SIZE(tier_types); i++) {
+		const struct nswap2l_tier_opts_ops *opts = tier_types[i]->opts;
+		const char **slot;
+
+		for (k = 0; opts && opts->keys[k]; k++) {
+			if (strcmp(opts->keys[k], key))
+				continue;
+			slot = &args->tier_opts[tier_types[i]->id][k];
+			if (*slot) {
+				nswap2l_bad_table(ti, "Option given twice", "%s= given twice", key);
+				return -EINVAL;
+			}
+			*slot = value;
+			return opts->check_word ? opts->check_word(ti, k, value) : 0;
+		}
+	}
+	return 1;
+}
+
 static int parse_arg(struct dm_target *ti, char *arg, struct table_args *args)
 {
 	const struct nswap2l_tier_type *type;
 	char *value = strchr(arg, '=');
+	int r;
 
 	if (!strcmp(arg, "overcommit")) {
 		if (args->overcommit) {
@@ -704,38 +719,11 @@ static int parse_arg(struct dm_target *ti, char *arg, struct table_args *args)
 		return set_once(ti, &args->placement, value, "placement=");
 	if (!strcmp(arg, "prefetch"))
 		return set_once(ti, &args->prefetch, value, "prefetch=");
-	if (!strcmp(arg, "key"))
-		return set_once(ti, &args->key_spec, value, "key=");
-	if (!strcmp(arg, "client"))
-		return set_once(ti, &args->client, value, "client=");
-	if (!strcmp(arg, "reliability"))
-		return set_once(ti, &args->reliability, value, "reliability=");
-	if (!strcmp(arg, "protect"))
-		return set_once(ti, &args->protect, value, "protect=");
-	if (!strcmp(arg, "timeout")) {
-		if (args->timeout_secs) {
-			nswap2l_bad_table(ti, "Option given twice", "timeout= given twice");
-			return -EINVAL;
-		}
-		if (kstrtouint(value, 10, &args->timeout_secs) || !args->timeout_secs ||
-		    args->timeout_secs > 3600) {
-			nswap2l_bad_table(ti, "Bad timeout",
-					  "timeout=%s: need 1..3600 seconds", value);
-			return -EINVAL;
-		}
-		return 0;
-	}
+	r = collect_tier_opt(ti, arg, value, args);
+	if (r <= 0)
+		return r;
 	nswap2l_bad_table(ti, "Unknown option", "unknown option '%s='", arg);
 	return -EINVAL;
-}
-
-/* The server keeps a file per client name: a name must be a safe file name. */
-static bool client_name_valid(const char *name)
-{
-	size_t len = strlen(name);
-
-	return len && len < NSWAP2L_PROTO_CLIENT_NAME_SIZE && name[0] != '.' &&
-	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == len;
 }
 
 static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
@@ -744,7 +732,7 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 	static const struct dm_arg nr_args = {
 		0, 16, "Invalid number of arguments: need <#args> and that many arguments"
 	};
-	unsigned int argc;
+	unsigned int argc, i;
 	int r, id;
 
 	r = dm_read_arg_group(&nr_args, as, &argc, &ti->error);
@@ -769,82 +757,37 @@ static int parse_table_args(struct dm_target *ti, struct dm_arg_set *as,
 				  "no tier given: need at least one of netram=<servers>, flash=<dev>, disk=<dev>");
 		return -EINVAL;
 	}
-	if (args->reliability && !args->tiers[NSWAP2L_TIER_NETRAM]) {
-		nswap2l_bad_table(ti, "reliability= without netram=",
-				  "reliability= is about Network RAM pages, but no netram= is given");
-		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(tier_types); i++) {
+		const struct nswap2l_tier_type *type = tier_types[i];
+
+		if (!type->opts)
+			continue;
+		r = type->opts->check(ti, args->tier_opts[type->id], args->tiers[type->id]);
+		if (r)
+			return r;
 	}
-	if (args->key_spec && !args->tiers[NSWAP2L_TIER_NETRAM]) {
-		nswap2l_bad_table(ti, "key= without netram=",
-				  "key= is the Network RAM key, but no netram= is given");
-		return -EINVAL;
-	}
-	if (args->client && !args->tiers[NSWAP2L_TIER_NETRAM]) {
-		nswap2l_bad_table(ti, "client= without netram=",
-				  "client= names us to Network RAM servers, but no netram= is given");
-		return -EINVAL;
-	}
-	if (args->protect && !args->tiers[NSWAP2L_TIER_NETRAM]) {
-		nswap2l_bad_table(ti, "protect= without netram=",
-				  "protect= is about Network RAM pages, but no netram= is given");
-		return -EINVAL;
-	}
-	if (args->protect && strlen(args->protect) >= NSWAP2L_PROTECT_NAME_SIZE) {
-		nswap2l_bad_table(ti, "Bad protect= option",
-				  "protect=%s: need none or an AEAD name of at most %u characters",
-				  args->protect, NSWAP2L_PROTECT_NAME_SIZE - 1);
-		return -EINVAL;
-	}
-	if (args->client && !client_name_valid(args->client)) {
-		nswap2l_bad_table(ti, "Bad client name",
-				  "client=%s: need 1 to %u characters of A-Z a-z 0-9 _ . -, not starting with '.'",
-				  args->client, NSWAP2L_PROTO_CLIENT_NAME_SIZE - 1);
-		return -EINVAL;
-	}
-	if (!args->client)
-		args->client = NSWAP2L_DEFAULT_CLIENT_NAME;
-	if (!args->protect && args->tiers[NSWAP2L_TIER_NETRAM])
-		args->protect = NSWAP2L_DEFAULT_PROTECT;
-	if (!args->timeout_secs)
-		args->timeout_secs = NSWAP2L_DEFAULT_TIMEOUT_SECS;
 	if (!args->placement)
 		args->placement = NSWAP2L_DEFAULT_PLACEMENT;
 	return 0;
 }
 
-/* none, mirror, parity or parity,group=N */
-static int parse_reliability(struct dm_target *ti, const char *value, struct nswap2l_table *t)
+/* Runs once the devices are open: their errors come first. */
+static int parse_tier_options(struct nswap2l_table *t, const struct table_args *args)
 {
-	char buf[32], *options = buf, *name;
-	int i;
+	unsigned int i;
 
-	t->reliability = NSWAP2L_RELIABILITY_NONE;
-	t->parity_group = 0;
-	if (!value)
-		return 0;
-	if (strscpy(buf, value, sizeof(buf)) < 0)
-		goto bad;
-	name = strsep(&options, ",");
-	i = match_string(nswap2l_reliability_names, NSWAP2L_NR_RELIABILITIES, name);
-	if (i < 0 || (options && i != NSWAP2L_RELIABILITY_PARITY))
-		goto bad;
-	t->reliability = i;
-	if (i != NSWAP2L_RELIABILITY_PARITY)
-		return 0;
-	t->parity_group = NSWAP2L_DEFAULT_PARITY_GROUP;
-	if (options && (strncmp(options, "group=", 6) ||
-			kstrtouint(options + 6, 10, &t->parity_group) ||
-			t->parity_group < 2 || t->parity_group > NSWAP2L_MAX_PARITY_GROUP)) {
-		nswap2l_bad_table(ti, "Bad reliability= option",
-				  "reliability=%s: need parity,group=N with N from 2 to %u pages",
-				  value, NSWAP2L_MAX_PARITY_GROUP);
-		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(tier_types); i++) {
+		const struct nswap2l_tier_type *type = tier_types[i];
+		void *parsed;
+
+		if (!type->opts)
+			continue;
+		parsed = type->opts->parse(t->ti, args->tier_opts[type->id], args->tiers[type->id]);
+		if (IS_ERR(parsed))
+			return PTR_ERR(parsed);
+		t->tier_args[type->id] = parsed;
 	}
 	return 0;
-bad:
-	nswap2l_bad_table(ti, "Bad reliability= option",
-			  "reliability=%s: need none, mirror, parity or parity,group=N", value);
-	return -EINVAL;
 }
 
 static int parse_prefetch(struct dm_target *ti, const struct table_args *args,
@@ -979,27 +922,21 @@ static void destroy_device(struct nswap2l *nc)
 	bioset_exit(&nc->split_bios);
 	nswap2l_map_exit(&nc->map);
 	nswap2l_stats_destroy(nc);
-	kfree(nc->key_spec);
 	kfree(nc);
 }
 
 static int create_tiers(struct nswap2l_table *t, struct nswap2l *nc,
 			const struct table_args *args)
 {
-	struct nswap2l_tier_options opts = {
-		.key_spec = nc->key_spec,
-		.client_name = nc->client_name,
-		.reliability = nc->reliability,
-		.parity_group = nc->parity_group,
-		.protect = strcmp(nc->protect, "none") ? nc->protect : NULL,
-		.timeout_secs = nc->timeout_secs,
-		.device_pages = t->nr_pages,
-	};
 	unsigned int i;
 	int r;
 
 	for (i = 0; i < ARRAY_SIZE(tier_types); i++) {
 		const struct nswap2l_tier_type *type = tier_types[i];
+		struct nswap2l_tier_options opts = {
+			.args = t->tier_args[type->id],
+			.device_pages = t->nr_pages,
+		};
 
 		if (!args->tiers[type->id])
 			continue;
@@ -1045,11 +982,6 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	nc->md = dm_table_get_md(ti->table);
 	strscpy(nc->name, dm_table_device_name(ti->table), sizeof(nc->name));
 	nc->overcommit = args->overcommit;
-	nc->timeout_secs = args->timeout_secs;
-	nc->reliability = t->reliability;
-	nc->parity_group = t->parity_group;
-	strscpy_pad(nc->client_name, args->client, sizeof(nc->client_name));
-	strscpy(nc->protect, args->protect ?: "", sizeof(nc->protect));
 	nc->suspended = true;	/* until the first resume */
 	mutex_init(&nc->control_mutex);
 	spin_lock_init(&nc->deferred_lock);
@@ -1062,13 +994,6 @@ static int create_device(struct nswap2l_table *t, const struct table_args *args,
 	bio_list_init(&nc->release_waiters);
 	INIT_WORK(&nc->discard_work, discard_work);
 
-	if (args->key_spec) {
-		nc->key_spec = kstrdup(args->key_spec, GFP_KERNEL);
-		if (!nc->key_spec) {
-			ti->error = "Cannot allocate key description";
-			goto bad;
-		}
-	}
 	r = nswap2l_map_init(nc, t->nr_pages, ti);
 	if (r)
 		goto bad;
@@ -1152,14 +1077,6 @@ static void cancel_reload(struct nswap2l_table *t)
 /* Checks everything and prepares the changes; changes nothing. */
 static int prepare_reload(struct nswap2l_table *t, const struct table_args *args)
 {
-	struct nswap2l_tier_options opts = {
-		.key_spec = args->key_spec,
-		.client_name = t->nc->client_name,
-		.reliability = t->reliability,
-		.parity_group = t->parity_group,
-		.timeout_secs = args->timeout_secs,
-		.device_pages = t->nr_pages,
-	};
 	struct dm_target *ti = t->ti;
 	struct nswap2l *nc = t->nc;
 	struct nswap2l_placement *placement;
@@ -1174,30 +1091,14 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 			return -EINVAL;
 		}
 	}
-	if (strcmp(nc->key_spec ?: "", args->key_spec ?: "")) {
-		nswap2l_bad_table(ti, "A reload must keep the key",
-				  "reload changes key= from '%s' to '%s': the servers hold pages under the live key",
-				  nc->key_spec ?: "", args->key_spec ?: "");
-		return -EINVAL;
-	}
-	if (strcmp(nc->client_name, args->client)) {
-		nswap2l_bad_table(ti, "A reload must keep the client name",
-				  "reload changes client= from '%s' to '%s': the servers hold pages under the live name",
-				  nc->client_name, args->client);
-		return -EINVAL;
-	}
-	if (strcmp(nc->protect, args->protect ?: "")) {
-		nswap2l_bad_table(ti, "A reload must keep protect=",
-				  "reload changes protect= from '%s' to '%s': the servers hold pages sealed under the live setting",
-				  nc->protect, args->protect ?: "");
-		return -EINVAL;
-	}
-	if (t->reliability != nc->reliability || t->parity_group != nc->parity_group) {
-		nswap2l_bad_table(ti, "A reload must keep reliability=",
-				  "reload changes reliability= from %s to %s (or the parity group size): the pages stored keep their redundancy",
-				  nswap2l_reliability_names[nc->reliability],
-				  nswap2l_reliability_names[t->reliability]);
-		return -EINVAL;
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		struct nswap2l_tier *tier = nc->tiers[id];
+
+		if (!tier || !tier->type->opts)
+			continue;
+		r = tier->type->opts->check_reload(tier, ti, t->tier_args[id]);
+		if (r)
+			return r;
 	}
 	if (t->nr_pages < nc->map.nr_pages) {
 		nswap2l_bad_table(ti, "A reload cannot shrink the device",
@@ -1227,6 +1128,10 @@ static int prepare_reload(struct nswap2l_table *t, const struct table_args *args
 	}
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
+		struct nswap2l_tier_options opts = {
+			.args = t->tier_args[id],
+			.device_pages = t->nr_pages,
+		};
 
 		if (!tier)
 			continue;
@@ -1263,7 +1168,6 @@ static void commit_reload(struct nswap2l_table *t)
 	nswap2l_prefetch_commit(nc, &t->prefetch, t->new_picker);
 	t->new_picker = NULL;
 	nc->overcommit = t->overcommit;
-	nc->timeout_secs = t->timeout_secs;
 	t->pending = false;
 }
 
@@ -1283,9 +1187,12 @@ static void destroy_table(struct nswap2l_table *t)
 		destroy_device(nc);
 	}
 	mutex_unlock(&registry_mutex);
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		if (t->devs[id])
 			dm_put_device(t->ti, t->devs[id]);
+		if (t->tier_args[id])
+			tier_types[id]->opts->free(t->tier_args[id]);
+	}
 	kfree(t);
 }
 
@@ -1329,8 +1236,7 @@ static int nswap2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 	t->overcommit = args.overcommit;
-	t->timeout_secs = args.timeout_secs;
-	r = parse_reliability(ti, args.reliability, t);
+	r = parse_tier_options(t, &args);
 	if (r)
 		goto bad;
 	r = parse_prefetch(ti, &args, &t->prefetch);
@@ -1451,14 +1357,8 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	struct nswap2l *nc = t->nc;
 	/* A table not resumed yet shows its own options, a live one the device's. */
 	const char *placement = t->pending ? t->placement_name : nswap2l_placement_name(nc);
-	unsigned int timeout = t->pending ? t->timeout_secs : nc->timeout_secs;
 	bool overcommit = t->pending ? t->overcommit : nc->overcommit;
 	bool default_placement = !strcmp(placement, NSWAP2L_DEFAULT_PLACEMENT);
-	bool default_timeout = timeout == NSWAP2L_DEFAULT_TIMEOUT_SECS;
-	bool named_client = nc->tiers[NSWAP2L_TIER_NETRAM] &&
-			    strcmp(nc->client_name, NSWAP2L_DEFAULT_CLIENT_NAME);
-	bool other_protect = nc->tiers[NSWAP2L_TIER_NETRAM] &&
-			     strcmp(nc->protect, NSWAP2L_DEFAULT_PROTECT);
 	struct nswap2l_prefetch_config prefetch;
 	char prefetch_arg[NSWAP2L_PREFETCH_CONFIG_LEN];
 	bool default_prefetch;
@@ -1472,10 +1372,12 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 	default_prefetch = nswap2l_prefetch_config_is_default(&prefetch);
 	nswap2l_prefetch_format(&prefetch, prefetch_arg, sizeof(prefetch_arg));
 
-	nr_args = !default_placement + overcommit + !!nc->key_spec + named_client + !default_timeout +
-		  !default_prefetch + (nc->reliability != NSWAP2L_RELIABILITY_NONE) + other_protect;
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+	nr_args = !default_placement + overcommit + !default_prefetch;
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		nr_args += !!nc->tiers[id];
+		if (t->tier_args[id])
+			nr_args += tier_types[id]->opts->count(t->tier_args[id]);
+	}
 
 	DMEMIT("%u", nr_args);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
@@ -1486,19 +1388,10 @@ static void emit_table(struct nswap2l_table *t, char *result, unsigned int maxle
 		DMEMIT(" %s=", tier->type->name);
 		nswap2l_tier_emit_table_arg(tier, result, maxlen, &sz);
 	}
-	/* Only the key's description: the key itself stays in the keyring. */
-	if (nc->key_spec)
-		DMEMIT(" key=%s", nc->key_spec);
-	if (named_client)
-		DMEMIT(" client=%s", nc->client_name);
-	if (nc->reliability != NSWAP2L_RELIABILITY_NONE)
-		DMEMIT(" reliability=%s", nswap2l_reliability_names[nc->reliability]);
-	if (nc->reliability == NSWAP2L_RELIABILITY_PARITY)
-		DMEMIT(",group=%u", nc->parity_group);
-	if (other_protect)
-		DMEMIT(" protect=%s", nc->protect);
-	if (!default_timeout)
-		DMEMIT(" timeout=%u", timeout);
+	/* The tier types' options: the table's own, equal to the device's but a reloaded timeout=. */
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
+		if (t->tier_args[id])
+			tier_types[id]->opts->emit(t->tier_args[id], result, maxlen, &sz);
 	if (!default_placement)
 		DMEMIT(" placement=%s", placement);
 	if (overcommit)

@@ -125,30 +125,14 @@ static inline int nswap2l_emit_ratio(char *buf, size_t size, u64 x, u64 y)
 	return scnprintf(buf, size, "%llu.%02llu", div_u64(x100, 100), x100 % 100);
 }
 
-/* How Network RAM pages survive a server's death (reliability=). */
-enum nswap2l_reliability {
-	NSWAP2L_RELIABILITY_NONE,	/* one copy: a dead server's pages read EIO */
-	NSWAP2L_RELIABILITY_MIRROR,	/* two copies on distinct servers */
-	NSWAP2L_RELIABILITY_PARITY,	/* groups of pages on distinct servers, and their XOR */
-	NSWAP2L_NR_RELIABILITIES
-};
-
-extern const char *const nswap2l_reliability_names[NSWAP2L_NR_RELIABILITIES];
-
-/* Table options a tier may need when it is created or reloaded. */
+/* What a tier may need when it is created or reloaded. */
 struct nswap2l_tier_options {
-	const char *key_spec;		/* key=:<size>:<type>:<desc>, or NULL */
-	const char *client_name;	/* client=, NUL-padded to the protocol's field */
-	enum nswap2l_reliability reliability;
-	unsigned int parity_group;	/* reliability=parity: pages per group, at most */
-	const char *protect;		/* protect=: the AEAD of Network RAM pages, NULL for none */
-	unsigned int timeout_secs;	/* Network RAM request timeout */
+	const void *args;		/* its type's own options (opts->parse()), or NULL */
 	u64 device_pages;		/* a tier never needs more slots than this */
 };
 
-#define NSWAP2L_DEFAULT_TIMEOUT_SECS	30
+/* Network RAM's option defaults and limits (netram_args.c parses them). */
 #define NSWAP2L_DEFAULT_CLIENT_NAME	"default"
-#define NSWAP2L_DEFAULT_PARITY_GROUP	5	/* Nswap's */
 /*
  * protect= when the table names none: the crypto API picks the fastest
  * ChaCha20-Poly1305 it has (SIMD where the CPU has it, else generic C).
@@ -311,12 +295,6 @@ struct nswap2l {
 	struct nswap2l_placement __rcu *placement;
 	struct mutex control_mutex;		/* placement, suspend state */
 	bool overcommit;
-	unsigned int timeout_secs;
-	enum nswap2l_reliability reliability;	/* fixed for the device's life */
-	unsigned int parity_group;		/* so is this */
-	char *key_spec;				/* as given, for the table line */
-	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* client=, NUL-padded */
-	char protect[NSWAP2L_PROTECT_NAME_SIZE];	/* protect=, "none" or an AEAD; fixed */
 	bool suspended;				/* background I/O held */
 
 	/* Bios that a tier failed: rerouted or completed here, never in end_io. */
