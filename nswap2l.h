@@ -780,7 +780,7 @@ static inline bool nswap2l_hand_next(struct nswap2l_hand *hand, struct nswap2l_m
 }
 
 /*----------------------------------------------------------------
- * Fault injection for the tests (dm-nswap2l-target.c), off by default.
+ * Fault injection for the tests (bio.c), off by default.
  *--------------------------------------------------------------*/
 /* Milliseconds a read or write is held between its map lookup and its tier. */
 extern unsigned int nswap2l_fault_hold_ms;
