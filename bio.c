@@ -34,23 +34,6 @@ static void defer_discard(struct nswap2l *nc, struct bio *bio)
 }
 
 /*
- * A place on the release queue, taken before a write replaces the entry so
- * that queueing the old home cannot fail; false when the queue is full.
- */
-static bool reserve_release(struct nswap2l *nc)
-{
-	unsigned long flags;
-	bool ok;
-
-	spin_lock_irqsave(&nc->discard_lock, flags);
-	ok = nc->nr_releases < NSWAP2L_RELEASE_RUNS;
-	if (ok)
-		nc->releases[nc->nr_releases++].nr = 0;
-	spin_unlock_irqrestore(&nc->discard_lock, flags);
-	return ok;
-}
-
-/*
  * A refused write that found the release queue full waits until the
  * discard worker takes the queued runs.  That worker then waits for
  * in-flight bios, so the write leaves its epoch meanwhile (it sends
@@ -60,73 +43,34 @@ static bool reserve_release(struct nswap2l *nc)
 static void wait_for_release(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-	unsigned long flags;
-	bool room;
 
 	nswap2l_inflight_exit(&nc->map.inflight, nb->epoch);
 	nb->epoch = NSWAP2L_NO_EPOCH;
-	spin_lock_irqsave(&nc->discard_lock, flags);
-	room = nc->nr_releases < NSWAP2L_RELEASE_RUNS;
-	if (!room)
-		bio_list_add(&nc->release_waiters, bio);
-	spin_unlock_irqrestore(&nc->discard_lock, flags);
-	if (room)
+	if (nswap2l_release_park(&nc->map, bio))
 		defer_bio(nc, bio);
 }
 
-/* Fill the reservation (@nr == 0: give it back). */
+/* Fill the reservation (@nr == 0: give it back); the discard worker frees it. */
 static void queue_release(struct nswap2l *nc, u64 home, unsigned int nr, u64 keep)
 {
-	unsigned long flags;
-	unsigned int i;
-
-	spin_lock_irqsave(&nc->discard_lock, flags);
-	for (i = 0; i < nc->nr_releases && nc->releases[i].nr; i++)
-		;
-	if (nr) {
-		nc->releases[i].home = home;
-		nc->releases[i].nr = nr;
-		nc->releases[i].keep = keep;
-	} else {
-		nc->releases[i] = nc->releases[--nc->nr_releases];
-	}
-	spin_unlock_irqrestore(&nc->discard_lock, flags);
+	nswap2l_release_fill(&nc->map, home, nr, keep);
 	if (nr)
 		queue_work(nc->discard_wq, &nc->discard_work);
 }
 
 /*
- * Free the queued slots once the bios that may still read them are done.
- * Taking them makes room at once: writes waiting for room go on.
+ * Free the queued slots once the bios that may still read them are done;
+ * the writes that waited for room go on first.
  */
 static void release_slots(struct nswap2l *nc)
 {
-	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
-	unsigned int i, n = 0, page;
-	struct bio_list waiters;
+	struct nswap2l_release_batch batch;
+	struct bio_list waiters = nswap2l_release_take(&nc->map, &batch);
 	struct bio *bio;
 
-	spin_lock_irq(&nc->discard_lock);
-	for (i = 0; i < nc->nr_releases; ) {
-		if (nc->releases[i].nr) {
-			runs[n++] = nc->releases[i];
-			nc->releases[i] = nc->releases[--nc->nr_releases];
-		} else {
-			i++;	/* reserved, not filled yet */
-		}
-	}
-	waiters = nc->release_waiters;
-	bio_list_init(&nc->release_waiters);
-	spin_unlock_irq(&nc->discard_lock);
 	while ((bio = bio_list_pop(&waiters)))
 		defer_bio(nc, bio);
-	if (!n)
-		return;
-	nswap2l_inflight_wait(&nc->map.inflight);
-	for (i = 0; i < n; i++)
-		for (page = 0; page < runs[i].nr; page++)
-			if (page >= 64 || !(runs[i].keep & BIT_ULL(page)))
-				nswap2l_free_home(nc, nswap2l_run_home(nc, runs[i].home, page), true);
+	nswap2l_release_free(nc, &batch);
 }
 
 /*
@@ -176,7 +120,7 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 	u64 home = nswap2l_entry_home(*entry);
 	int r;
 
-	if (!reserve_release(nc))
+	if (!nswap2l_release_reserve(&nc->map))
 		return 0;
 	r = nswap2l_map_place(nc, page, nr, home, entry);
 	if (r > 0) {
@@ -336,7 +280,7 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 
 	if (nb->epoch == NSWAP2L_NO_EPOCH)	/* back from wait_for_release() */
 		nb->epoch = nswap2l_inflight_enter(&nc->map.inflight);
-	if (!reserve_release(nc)) {
+	if (!nswap2l_release_reserve(&nc->map)) {
 		wait_for_release(nc, bio);
 		return true;
 	}
@@ -496,7 +440,6 @@ void nswap2l_bio_init(struct nswap2l *nc)
 	INIT_DELAYED_WORK(&nc->held_work, held_work);
 	spin_lock_init(&nc->discard_lock);
 	bio_list_init(&nc->discard_bios);
-	bio_list_init(&nc->release_waiters);
 	INIT_WORK(&nc->discard_work, discard_work);
 }
 

@@ -188,13 +188,45 @@ struct nswap2l_inflight {
 /* Pages a discard clears before it waits once for in-flight I/O and frees them. */
 #define NSWAP2L_FREE_BATCH	512
 
+/*
+ * Old homes of pages that a write placed again (a prefetched page rewritten,
+ * a write its tier refused): freed by the discard worker once bios that may
+ * still read them have completed.  Preallocated: when it is full, a write to
+ * a prefetched page updates it where it is, and a refused write waits.
+ */
+#define NSWAP2L_RELEASE_RUNS	64
+
+struct nswap2l_release {
+	u64 home;
+	unsigned int nr;
+	u64 keep;	/* pages of the first 64 that others took meanwhile: not freed */
+};
+
+/*
+ * Slots freed only after the bios in flight that may still read them: the
+ * runs queued from the bio path, and the slots a discard cleared.
+ */
+struct nswap2l_releases {
+	spinlock_t lock;		/* runs, nr_runs, waiters; taken in any context */
+	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
+	unsigned int nr_runs;
+	struct bio_list waiters;	/* refused writes waiting for room */
+	/* Slots cleared by discard, awaiting the in-flight wait; discard worker only. */
+	u64 *freed[NSWAP2L_NR_TIERS];
+	unsigned int nr_freed[NSWAP2L_NR_TIERS];
+};
+
+/* The runs the discard worker took, to free after the in-flight wait. */
+struct nswap2l_release_batch {
+	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
+	unsigned int nr;
+};
+
 struct nswap2l_map {
 	u64 nr_pages;
 	atomic64_t *entries;
 	struct nswap2l_inflight inflight;
-	/* Slots cleared by discard, awaiting the in-flight wait; discard worker only. */
-	u64 *freed[NSWAP2L_NR_TIERS];
-	unsigned int nr_freed[NSWAP2L_NR_TIERS];
+	struct nswap2l_releases releases;
 };
 
 int nswap2l_map_init(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti);
@@ -227,6 +259,18 @@ int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 /* Give the slot of @entry back to its tier. */
 void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written);
 void nswap2l_flush_releases(struct nswap2l *nc);
+/*
+ * The release queue.  A writer reserves a place before it replaces an entry
+ * (false: full), then fills it with the old home's run, or gives it back
+ * (@nr == 0).  A refused write that found it full parks on the waiters
+ * (false) or may go on at once (true).  The discard worker takes the filled
+ * runs and the waiters, sends the waiters on, then frees the runs.
+ */
+bool nswap2l_release_reserve(struct nswap2l_map *map);
+bool nswap2l_release_park(struct nswap2l_map *map, struct bio *bio);
+void nswap2l_release_fill(struct nswap2l_map *map, u64 home, unsigned int nr, u64 keep);
+struct bio_list nswap2l_release_take(struct nswap2l_map *map, struct nswap2l_release_batch *batch);
+void nswap2l_release_free(struct nswap2l *nc, struct nswap2l_release_batch *batch);
 /*
  * Give the pages from @page, at most @nr, new homes in one run, replacing
  * the entries whose homes are the run at @expected (0: pages written for the
@@ -268,20 +312,6 @@ void nswap2l_map_discard(struct nswap2l *nc, u64 first, u64 end);
  * reloads (found by the mapped device, dm-thin's pool registry).
  *--------------------------------------------------------------*/
 
-/*
- * Old homes of pages that a write placed again (a prefetched page rewritten,
- * a write its tier refused): freed by the discard worker once bios that may
- * still read them have completed.  Preallocated: when it is full, a write to
- * a prefetched page updates it where it is, and a refused write waits.
- */
-#define NSWAP2L_RELEASE_RUNS	64
-
-struct nswap2l_release {
-	u64 home;
-	unsigned int nr;
-	u64 keep;	/* pages of the first 64 that others took meanwhile: not freed */
-};
-
 struct nswap2l {
 	struct list_head registry;		/* registry list, under its mutex */
 	struct mapped_device *md;
@@ -309,13 +339,8 @@ struct nswap2l {
 	/* Discards wait for in-flight I/O: on their own queue. */
 	struct workqueue_struct *discard_wq;
 	struct work_struct discard_work;
-	spinlock_t discard_lock;		/* protects discard_bios, releases */
+	spinlock_t discard_lock;		/* protects discard_bios */
 	struct bio_list discard_bios;
-
-	/* Slots to free after in-flight I/O, from the bio path; discard worker. */
-	struct nswap2l_release releases[NSWAP2L_RELEASE_RUNS];
-	unsigned int nr_releases;		/* under discard_lock */
-	struct bio_list release_waiters;	/* refused writes; under discard_lock */
 
 	struct nswap2l_mover *mover;
 	struct nswap2l_prefetch *prefetch;
