@@ -13,7 +13,7 @@
 #include "bio.h"
 #include "device.h"
 
-unsigned int nswap2l_fault_hold_ms;
+static unsigned int nswap2l_fault_hold_ms;
 module_param_named(fault_hold_ms, nswap2l_fault_hold_ms, uint, 0644);
 MODULE_PARM_DESC(fault_hold_ms,
 		 "Testing only: hold every read and write up to this many ms (a random time each) between its map lookup and its tier (0: off)");

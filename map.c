@@ -17,7 +17,8 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "nswap2l.h"
+#include "core.h"
+#include "policy.h"
 
 /*----------------------------------------------------------------
  * Memory

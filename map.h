@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The per-page map, in-flight tracking and release after it (map.c). */
+#ifndef NSWAP2L_MAP_H
+#define NSWAP2L_MAP_H
+
+#include "nswap2l_types.h"
+
+/*----------------------------------------------------------------
+ * Core state (map.c): the per-page map, every transition of an entry,
+ * and in-flight tracking.
+ *--------------------------------------------------------------*/
+
+/*
+ * In-flight I/O, in two epochs.  A slot that is freed, or a page whose old
+ * home is about to be freed, must wait until every bio that looked the page
+ * up before has completed.  Bios count themselves in the current epoch; a
+ * waiter flips the epoch and waits for the old one to drain.  One waiter at
+ * a time (wait_mutex): a second flip while the first waits would let the
+ * second waiter miss bios counted in the first epoch.
+ */
+struct nswap2l_inflight {
+	unsigned int current_epoch;
+	atomic_t count[2];
+	wait_queue_head_t drained;
+	struct mutex wait_mutex;
+};
+
+#define NSWAP2L_NO_EPOCH	0xff
+
+/* Pages a discard clears before it waits once for in-flight I/O and frees them. */
+#define NSWAP2L_FREE_BATCH	512
+
+/*
+ * Old homes of pages that a write placed again (a prefetched page rewritten,
+ * a write its tier refused): freed by the discard worker once bios that may
+ * still read them have completed.  Preallocated: when it is full, a write to
+ * a prefetched page updates it where it is, and a refused write waits.
+ */
+#define NSWAP2L_RELEASE_RUNS	64
+
+struct nswap2l_release {
+	u64 home;
+	unsigned int nr;
+	u64 keep;	/* pages of the first 64 that others took meanwhile: not freed */
+};
+
+/*
+ * Slots freed only after the bios in flight that may still read them: the
+ * runs queued from the bio path, and the slots a discard cleared.
+ */
+struct nswap2l_releases {
+	spinlock_t lock;		/* runs, nr_runs, waiters; taken in any context */
+	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
+	unsigned int nr_runs;
+	struct bio_list waiters;	/* refused writes waiting for room */
+	/* Slots cleared by discard, awaiting the in-flight wait; discard worker only. */
+	u64 *freed[NSWAP2L_NR_TIERS];
+	unsigned int nr_freed[NSWAP2L_NR_TIERS];
+};
+
+/* The runs the discard worker took, to free after the in-flight wait. */
+struct nswap2l_release_batch {
+	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
+	unsigned int nr;
+};
+
+struct nswap2l_map {
+	u64 nr_pages;
+	atomic64_t *entries;
+	struct nswap2l_inflight inflight;
+	struct nswap2l_releases releases;
+};
+
+int nswap2l_map_init(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti);
+void nswap2l_map_exit(struct nswap2l_map *map);
+/* Bytes of RAM the map of @nr_pages takes. */
+u64 nswap2l_map_bytes(u64 nr_pages);
+/* Zeroed memory of any size the machine can hold, or NULL; kvfree() it. */
+void *nswap2l_zalloc_large(u64 bytes);
+/* Reload: a map for more pages is prepared, then the old entries move in. */
+atomic64_t *nswap2l_map_prepare_grow(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti);
+void nswap2l_map_commit_grow(struct nswap2l_map *map, atomic64_t *entries, u64 nr_pages);
+
+static inline u64 nswap2l_map_lookup(struct nswap2l_map *map, u64 page)
+{
+	return atomic64_read(&map->entries[page]);
+}
+
+unsigned int nswap2l_inflight_enter(struct nswap2l_inflight *inflight);
+void nswap2l_inflight_exit(struct nswap2l_inflight *inflight, unsigned int epoch);
+/* Wait until every bio that started before this call has completed. */
+void nswap2l_inflight_wait(struct nswap2l_inflight *inflight);
+
+/*
+ * Choose a home for @page with the placement policy and reserve a run of at
+ * most @nr slots there; returns the run's length with its first entry in
+ * *@entry, or -ENOSPC if no tier has room.  The caller installs the entries
+ * or frees the slots.
+ */
+int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry);
+/* Give the slot of @entry back to its tier. */
+void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written);
+void nswap2l_flush_releases(struct nswap2l *nc);
+/*
+ * The release queue.  A writer reserves a place before it replaces an entry
+ * (false: full), then fills it with the old home's run, or gives it back
+ * (@nr == 0).  A refused write that found it full parks on the waiters
+ * (false) or may go on at once (true).  The discard worker takes the filled
+ * runs and the waiters, sends the waiters on, then frees the runs.
+ */
+bool nswap2l_release_reserve(struct nswap2l_map *map);
+bool nswap2l_release_park(struct nswap2l_map *map, struct bio *bio);
+void nswap2l_release_fill(struct nswap2l_map *map, u64 home, unsigned int nr, u64 keep);
+struct bio_list nswap2l_release_take(struct nswap2l_map *map, struct nswap2l_release_batch *batch);
+void nswap2l_release_free(struct nswap2l *nc, struct nswap2l_release_batch *batch);
+/*
+ * Give the pages from @page, at most @nr, new homes in one run, replacing
+ * the entries whose homes are the run at @expected (0: pages written for the
+ * first time).  Returns how many pages it placed (at least one) with the
+ * first new entry in *@entry; -EAGAIN if the first page's entry changed
+ * meanwhile, with that entry in *@entry; -ENOSPC if no tier has room.
+ */
+int nswap2l_map_place(struct nswap2l *nc, u64 page, unsigned int nr, u64 expected, u64 *entry);
+/*
+ * Note a read or write of @page: set the referenced bit and, for a write,
+ * clear the migrating bit.  Returns the entry to send the bio to.
+ */
+u64 nswap2l_map_note_access(struct nswap2l_map *map, u64 page, u64 entry, bool write);
+/*
+ * Note a read or write of the pages from @page, at most @nr, whose homes
+ * form one run with the first page's home *@entry.  Returns the run's length,
+ * with the entry to send the bio to in *@entry.
+ */
+unsigned int nswap2l_map_note_run(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry,
+				  bool write);
+/* How many pages from @page, at most @nr, were never written (or were discarded). */
+unsigned int nswap2l_map_unwritten_run(struct nswap2l_map *map, u64 page, unsigned int nr);
+/* Flag the page as moving if its home still is @home; false if it changed. */
+bool nswap2l_map_flag_moving(struct nswap2l_map *map, u64 page, u64 home);
+/*
+ * Replace the flagged entry of a page nothing touched since it was flagged
+ * at @home: with @new_home, or (0) with the old one unflagged.  Keeps the
+ * referenced bit.  False if a write or a discard changed the entry.
+ */
+bool nswap2l_map_replace_flagged(struct nswap2l_map *map, u64 page, u64 home, u64 new_home);
+/*
+ * Discard the whole pages [@first, @end): clear their entries, wait for bios
+ * that may still use their slots, give the slots back.  Worker only.
+ */
+void nswap2l_map_discard(struct nswap2l *nc, u64 first, u64 end);
+
+#endif /* NSWAP2L_MAP_H */
