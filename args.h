@@ -5,16 +5,6 @@
 
 #include "device.h"
 
-/* A table line, parsed; the strings point into the constructor's argv. */
-struct table_args {
-	const char *tiers[NSWAP2L_NR_TIERS];
-	/* The words a tier type owns, by its opts->keys[]. */
-	const char *tier_opts[NSWAP2L_NR_TIERS][NSWAP2L_TIER_MAX_OPTS];
-	const char *placement;
-	const char *prefetch;
-	bool overcommit;
-};
-
 int nswap2l_parse_table(struct dm_target *ti, struct dm_arg_set *as, struct table_args *args);
 int nswap2l_parse_tier_options(struct nswap2l_table *t, const struct table_args *args);
 int nswap2l_parse_prefetch(struct dm_target *ti, const struct table_args *args,

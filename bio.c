@@ -11,7 +11,6 @@
 
 #include "compat.h"
 #include "bio.h"
-#include "device.h"
 
 static unsigned int nswap2l_fault_hold_ms;
 module_param_named(fault_hold_ms, nswap2l_fault_hold_ms, uint, 0644);
@@ -90,7 +89,7 @@ static void discard_work(struct work_struct *work)
 
 	release_slots(nc);
 	while ((bio = bio_list_pop(&bios))) {
-		/* nswap2l_dm_map() made bi_sector relative to the target. */
+		/* nswap2l_bio_map() made bi_sector relative to the target. */
 		sector_t start = bio->bi_iter.bi_sector;
 
 		/* Only whole pages lose their data; partial ones are left alone. */
@@ -458,10 +457,8 @@ static int map_flush(struct nswap2l *nc, struct bio *bio)
 	return DM_MAPIO_KILL;
 }
 
-int nswap2l_dm_map(struct dm_target *ti, struct bio *bio)
+int nswap2l_bio_map(struct nswap2l *nc, struct dm_target *ti, struct bio *bio)
 {
-	struct nswap2l_table *t = ti->private;
-	struct nswap2l *nc = t->nc;
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	unsigned int hold_ms;
 
@@ -497,10 +494,8 @@ int nswap2l_dm_map(struct dm_target *ti, struct bio *bio)
 	return send_to_home(nc, bio);
 }
 
-int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+int nswap2l_bio_end_io(struct nswap2l *nc, struct bio *bio, blk_status_t *error)
 {
-	struct nswap2l_table *t = ti->private;
-	struct nswap2l *nc = t->nc;
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
 	if (nb->epoch == NSWAP2L_NO_EPOCH)

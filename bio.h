@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The bio path (bio.c): the target's map and end_io, and its workers. */
+/* The bio path (bio.c): map and end_io, and their workers. */
 #ifndef NSWAP2L_BIO_H
 #define NSWAP2L_BIO_H
 
@@ -20,7 +20,8 @@ struct nswap2l_bio {
 
 /* The bio path's lists and works of a new device; its workqueues are the device's. */
 void nswap2l_bio_init(struct nswap2l *nc);
-int nswap2l_dm_map(struct dm_target *ti, struct bio *bio);
-int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+/* The target's map and end_io, for the device of the table @ti. */
+int nswap2l_bio_map(struct nswap2l *nc, struct dm_target *ti, struct bio *bio);
+int nswap2l_bio_end_io(struct nswap2l *nc, struct bio *bio, blk_status_t *error);
 
 #endif

@@ -9,8 +9,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
-#include "args.h"
 #include "bio.h"
+#include "device.h"
 
 /* By id, in the order the table line prints them. */
 const struct nswap2l_tier_type *const nswap2l_tier_types[NSWAP2L_NR_TIERS] = {

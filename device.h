@@ -5,7 +5,15 @@
 
 #include "nswap2l.h"
 
-struct table_args;
+/* A table line, parsed; the strings point into the constructor's argv. */
+struct table_args {
+	const char *tiers[NSWAP2L_NR_TIERS];
+	/* The words a tier type owns, by its opts->keys[]. */
+	const char *tier_opts[NSWAP2L_NR_TIERS][NSWAP2L_TIER_MAX_OPTS];
+	const char *placement;
+	const char *prefetch;
+	bool overcommit;
+};
 
 /* One loaded table: ti->private.  Several may share one device (reload). */
 struct nswap2l_table {

@@ -119,6 +119,20 @@ static void nswap2l_dtr(struct dm_target *ti)
 	destroy_table(ti->private);
 }
 
+static int nswap2l_dm_map(struct dm_target *ti, struct bio *bio)
+{
+	struct nswap2l_table *t = ti->private;
+
+	return nswap2l_bio_map(t->nc, ti, bio);
+}
+
+static int nswap2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct nswap2l_table *t = ti->private;
+
+	return nswap2l_bio_end_io(t->nc, bio, error);
+}
+
 /*----------------------------------------------------------------
  * Suspend and resume: nothing reaches a tier while suspended
  *--------------------------------------------------------------*/
