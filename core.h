@@ -3,7 +3,7 @@
 #ifndef NSWAP2L_CORE_H
 #define NSWAP2L_CORE_H
 
-#include "map.h"
+#include "map_types.h"
 
 /*----------------------------------------------------------------
  * The device: state that lives as long as the mapped device, across table

@@ -18,6 +18,7 @@
 #include <linux/vmalloc.h>
 
 #include "core.h"
+#include "map.h"
 #include "policy.h"
 
 /*----------------------------------------------------------------
@@ -289,22 +290,6 @@ unsigned int nswap2l_map_unwritten_run(struct nswap2l_map *map, u64 page, unsign
 	while (n < nr && !nswap2l_map_lookup(map, page + n))
 		n++;
 	return n;
-}
-
-/* cmpxchg: a write or a move may change the entry meanwhile. */
-bool nswap2l_map_test_and_age(struct nswap2l_map *map, u64 page)
-{
-	u64 cur = atomic64_read(&map->entries[page]);
-
-	while (cur & NSWAP2L_ENTRY_REFERENCED) {
-		u64 old = atomic64_cmpxchg(&map->entries[page], cur,
-					   cur & ~NSWAP2L_ENTRY_REFERENCED);
-
-		if (old == cur)
-			return true;
-		cur = old;
-	}
-	return false;
 }
 
 bool nswap2l_map_flag_moving(struct nswap2l_map *map, u64 page, u64 home)

@@ -3,73 +3,12 @@
 #ifndef NSWAP2L_MAP_H
 #define NSWAP2L_MAP_H
 
-#include "nswap2l_types.h"
+#include "map_types.h"
 
 /*----------------------------------------------------------------
  * Core state (map.c): the per-page map, every transition of an entry,
  * and in-flight tracking.
  *--------------------------------------------------------------*/
-
-/*
- * In-flight I/O, in two epochs.  A slot that is freed, or a page whose old
- * home is about to be freed, must wait until every bio that looked the page
- * up before has completed.  Bios count themselves in the current epoch; a
- * waiter flips the epoch and waits for the old one to drain.  One waiter at
- * a time (wait_mutex): a second flip while the first waits would let the
- * second waiter miss bios counted in the first epoch.
- */
-struct nswap2l_inflight {
-	unsigned int current_epoch;
-	atomic_t count[2];
-	wait_queue_head_t drained;
-	struct mutex wait_mutex;
-};
-
-#define NSWAP2L_NO_EPOCH	0xff
-
-/* Pages a discard clears before it waits once for in-flight I/O and frees them. */
-#define NSWAP2L_FREE_BATCH	512
-
-/*
- * Old homes of pages that a write placed again (a prefetched page rewritten,
- * a write its tier refused): freed by the discard worker once bios that may
- * still read them have completed.  Preallocated: when it is full, a write to
- * a prefetched page updates it where it is, and a refused write waits.
- */
-#define NSWAP2L_RELEASE_RUNS	64
-
-struct nswap2l_release {
-	u64 home;
-	unsigned int nr;
-	u64 keep;	/* pages of the first 64 that others took meanwhile: not freed */
-};
-
-/*
- * Slots freed only after the bios in flight that may still read them: the
- * runs queued from the bio path, and the slots a discard cleared.
- */
-struct nswap2l_releases {
-	spinlock_t lock;		/* runs, nr_runs, waiters; taken in any context */
-	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
-	unsigned int nr_runs;
-	struct bio_list waiters;	/* refused writes waiting for room */
-	/* Slots cleared by discard, awaiting the in-flight wait; discard worker only. */
-	u64 *freed[NSWAP2L_NR_TIERS];
-	unsigned int nr_freed[NSWAP2L_NR_TIERS];
-};
-
-/* The runs the discard worker took, to free after the in-flight wait. */
-struct nswap2l_release_batch {
-	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
-	unsigned int nr;
-};
-
-struct nswap2l_map {
-	u64 nr_pages;
-	atomic64_t *entries;
-	struct nswap2l_inflight inflight;
-	struct nswap2l_releases releases;
-};
 
 int nswap2l_map_init(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti);
 void nswap2l_map_exit(struct nswap2l_map *map);
@@ -80,11 +19,6 @@ void *nswap2l_zalloc_large(u64 bytes);
 /* Reload: a map for more pages is prepared, then the old entries move in. */
 atomic64_t *nswap2l_map_prepare_grow(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti);
 void nswap2l_map_commit_grow(struct nswap2l_map *map, atomic64_t *entries, u64 nr_pages);
-
-static inline u64 nswap2l_map_lookup(struct nswap2l_map *map, u64 page)
-{
-	return atomic64_read(&map->entries[page]);
-}
 
 unsigned int nswap2l_inflight_enter(struct nswap2l_inflight *inflight);
 void nswap2l_inflight_exit(struct nswap2l_inflight *inflight, unsigned int epoch);

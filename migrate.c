@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 
 #include "core.h"
+#include "map.h"
 #include "mover.h"
 
 struct move_page {

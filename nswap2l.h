@@ -8,6 +8,7 @@
 #define NSWAP2L_H
 
 #include "core.h"
+#include "map.h"
 #include "mover.h"
 #include "prefetch.h"
 #include "profiler.h"

@@ -3,7 +3,7 @@
 #ifndef NSWAP2L_POLICY_H
 #define NSWAP2L_POLICY_H
 
-#include "map.h"
+#include "map_types.h"
 
 /*----------------------------------------------------------------
  * Policies (policy/): they decide, the core executes.  They never block
@@ -169,9 +169,6 @@ static inline bool nswap2l_entry_prefetchable(u64 entry)
 	return entry && nswap2l_entry_tier(entry) == NSWAP2L_TIER_NETRAM &&
 	       !(entry & NSWAP2L_ENTRY_MIGRATING);
 }
-
-/* Clock hands: clear the referenced bit of @page; true if it was set. */
-bool nswap2l_map_test_and_age(struct nswap2l_map *map, u64 page);
 
 int nswap2l_policies_init(void);
 void nswap2l_policies_exit(void);

@@ -30,6 +30,7 @@
 #include <linux/string.h>
 
 #include "core.h"
+#include "map.h"
 #include "mover.h"
 #include "prefetch.h"
 #include "profiler.h"
