@@ -17,7 +17,9 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "nswap2l.h"
+#include "core.h"
+#include "map.h"
+#include "policy.h"
 
 /*----------------------------------------------------------------
  * Memory
@@ -66,13 +68,15 @@ int nswap2l_map_init(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti)
 
 	init_waitqueue_head(&map->inflight.drained);
 	mutex_init(&map->inflight.wait_mutex);
+	spin_lock_init(&map->releases.lock);
+	bio_list_init(&map->releases.waiters);
 	map->entries = alloc_entries(nr_pages, ti);
 	if (!map->entries)
 		return -ENOMEM;
 	map->nr_pages = nr_pages;
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-		map->freed[id] = kvcalloc(NSWAP2L_FREE_BATCH, sizeof(u64), GFP_KERNEL);
-		if (!map->freed[id]) {
+		map->releases.freed[id] = kvcalloc(NSWAP2L_FREE_BATCH, sizeof(u64), GFP_KERNEL);
+		if (!map->releases.freed[id]) {
 			ti->error = "Cannot allocate discard batch";
 			return -ENOMEM;
 		}
@@ -85,7 +89,7 @@ void nswap2l_map_exit(struct nswap2l_map *map)
 	int id;
 
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++)
-		kvfree(map->freed[id]);
+		kvfree(map->releases.freed[id]);
 	kvfree(map->entries);
 }
 
@@ -288,22 +292,6 @@ unsigned int nswap2l_map_unwritten_run(struct nswap2l_map *map, u64 page, unsign
 	return n;
 }
 
-/* cmpxchg: a write or a move may change the entry meanwhile. */
-bool nswap2l_map_test_and_age(struct nswap2l_map *map, u64 page)
-{
-	u64 cur = atomic64_read(&map->entries[page]);
-
-	while (cur & NSWAP2L_ENTRY_REFERENCED) {
-		u64 old = atomic64_cmpxchg(&map->entries[page], cur,
-					   cur & ~NSWAP2L_ENTRY_REFERENCED);
-
-		if (old == cur)
-			return true;
-		cur = old;
-	}
-	return false;
-}
-
 bool nswap2l_map_flag_moving(struct nswap2l_map *map, u64 page, u64 home)
 {
 	u64 cur = atomic64_read(&map->entries[page]);
@@ -337,28 +325,113 @@ bool nswap2l_map_replace_flagged(struct nswap2l_map *map, u64 page, u64 home, u6
 }
 
 /*----------------------------------------------------------------
- * Discard
+ * Release after the in-flight epoch: the release queue and discard
  *--------------------------------------------------------------*/
+bool nswap2l_release_reserve(struct nswap2l_map *map)
+{
+	struct nswap2l_releases *rel = &map->releases;
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&rel->lock, flags);
+	ok = rel->nr_runs < NSWAP2L_RELEASE_RUNS;
+	if (ok)
+		rel->runs[rel->nr_runs++].nr = 0;
+	spin_unlock_irqrestore(&rel->lock, flags);
+	return ok;
+}
+
+bool nswap2l_release_park(struct nswap2l_map *map, struct bio *bio)
+{
+	struct nswap2l_releases *rel = &map->releases;
+	unsigned long flags;
+	bool room;
+
+	spin_lock_irqsave(&rel->lock, flags);
+	room = rel->nr_runs < NSWAP2L_RELEASE_RUNS;
+	if (!room)
+		bio_list_add(&rel->waiters, bio);
+	spin_unlock_irqrestore(&rel->lock, flags);
+	return room;
+}
+
+void nswap2l_release_fill(struct nswap2l_map *map, u64 home, unsigned int nr, u64 keep)
+{
+	struct nswap2l_releases *rel = &map->releases;
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&rel->lock, flags);
+	for (i = 0; i < rel->nr_runs && rel->runs[i].nr; i++)
+		;
+	if (nr) {
+		rel->runs[i].home = home;
+		rel->runs[i].nr = nr;
+		rel->runs[i].keep = keep;
+	} else {
+		rel->runs[i] = rel->runs[--rel->nr_runs];
+	}
+	spin_unlock_irqrestore(&rel->lock, flags);
+}
+
+/* Taking the runs makes room at once: the writes waiting for it may go on. */
+struct bio_list nswap2l_release_take(struct nswap2l_map *map, struct nswap2l_release_batch *batch)
+{
+	struct nswap2l_releases *rel = &map->releases;
+	struct bio_list waiters;
+	unsigned int i;
+
+	batch->nr = 0;
+	spin_lock_irq(&rel->lock);
+	for (i = 0; i < rel->nr_runs; ) {
+		if (rel->runs[i].nr) {
+			batch->runs[batch->nr++] = rel->runs[i];
+			rel->runs[i] = rel->runs[--rel->nr_runs];
+		} else {
+			i++;	/* reserved, not filled yet */
+		}
+	}
+	waiters = rel->waiters;
+	bio_list_init(&rel->waiters);
+	spin_unlock_irq(&rel->lock);
+	return waiters;
+}
+
+void nswap2l_release_free(struct nswap2l *nc, struct nswap2l_release_batch *batch)
+{
+	unsigned int i, page;
+
+	if (!batch->nr)
+		return;
+	nswap2l_inflight_wait(&nc->map.inflight);
+	for (i = 0; i < batch->nr; i++)
+		for (page = 0; page < batch->runs[i].nr; page++)
+			if (page >= 64 || !(batch->runs[i].keep & BIT_ULL(page)))
+				nswap2l_free_home(nc, nswap2l_run_home(nc, batch->runs[i].home, page),
+						  true);
+}
+
 static void release_freed_slots(struct nswap2l *nc)
 {
-	struct nswap2l_map *map = &nc->map;
+	struct nswap2l_releases *rel = &nc->map.releases;
 	int id;
 
-	nswap2l_inflight_wait(&map->inflight);
+	nswap2l_inflight_wait(&nc->map.inflight);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		struct nswap2l_tier *tier = nc->tiers[id];
 
-		if (!map->nr_freed[id])
+		if (!rel->nr_freed[id])
 			continue;
-		nswap2l_tier_free_slots(tier, map->freed[id], map->nr_freed[id], true);
-		atomic64_add(map->nr_freed[id], &tier->discards);
-		map->nr_freed[id] = 0;
+		nswap2l_tier_free_slots(tier, rel->freed[id], rel->nr_freed[id], true);
+		atomic64_add(rel->nr_freed[id], &tier->discards);
+		rel->nr_freed[id] = 0;
 	}
 }
 
 void nswap2l_map_discard(struct nswap2l *nc, u64 page, u64 end)
 {
 	struct nswap2l_map *map = &nc->map;
+	struct nswap2l_releases *rel = &map->releases;
 	bool pending = false;
 
 	for (; page < end; page++) {
@@ -374,9 +447,9 @@ void nswap2l_map_discard(struct nswap2l *nc, u64 page, u64 end)
 			continue;
 
 		id = nswap2l_entry_tier(entry);
-		map->freed[id][map->nr_freed[id]++] = nswap2l_entry_slot(entry);
+		rel->freed[id][rel->nr_freed[id]++] = nswap2l_entry_slot(entry);
 		pending = true;
-		if (map->nr_freed[id] == NSWAP2L_FREE_BATCH) {
+		if (rel->nr_freed[id] == NSWAP2L_FREE_BATCH) {
 			release_freed_slots(nc);
 			pending = false;
 		}

@@ -25,7 +25,9 @@
 #include <linux/completion.h>
 #include <linux/slab.h>
 
-#include "nswap2l.h"
+#include "core.h"
+#include "map.h"
+#include "mover.h"
 
 struct move_page {
 	u64 page;

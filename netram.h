@@ -323,6 +323,9 @@ struct netram_tier {
 	struct delayed_work watchdog;
 	struct crypto_shash *hmac;
 	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];	/* whose key it is */
+	/* key= and protect= as the table gave them, fixed (netram_args.c) */
+	char *key_spec;
+	char protect_name[NSWAP2L_PROTECT_NAME_SIZE];
 	unsigned long timeout;		/* jiffies */
 	bool suspended;			/* hold FREEs and EVICT answers */
 	const struct nswap2l_server_choice *choice;

@@ -29,7 +29,12 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
-#include "nswap2l.h"
+#include "core.h"
+#include "map.h"
+#include "mover.h"
+#include "prefetch.h"
+#include "profiler.h"
+#include "policy.h"
 
 #define PREFETCH_DEFAULT_WHEN		"always"
 #define PREFETCH_DEFAULT_AMOUNT		"written"

@@ -19,7 +19,7 @@
 #include <linux/sysfs.h>
 #include <linux/timer.h>
 
-#include "nswap2l.h"
+#include "profiler.h"
 
 int nswap2l_stats_create(struct nswap2l *nc)
 {

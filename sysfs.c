@@ -17,7 +17,9 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
-#include "nswap2l.h"
+#include "core.h"
+#include "prefetch.h"
+#include "profiler.h"
 
 static struct kobject *nswap2l_kobj;
 

@@ -113,10 +113,37 @@ struct nswap2l_tier_ops {
 };
 
 /* A kind of tier, named by its table key ("flash=..."). */
+/*
+ * Table options a tier type owns: "<key>=<value>" words of the table line
+ * (dm-cache's policy arguments, in this table's syntax).  The core collects
+ * the words named in keys[] into values[], in the same order (NULL: not
+ * given), and leaves checking, parsing and printing them to the type; the
+ * parsed options are the type's own, opaque to the core.  check_word() is
+ * optional, every other op required.
+ */
+#define NSWAP2L_TIER_MAX_OPTS	8
+
+struct nswap2l_tier_opts_ops {
+	const char *const *keys;	/* NULL-terminated, at most NSWAP2L_TIER_MAX_OPTS */
+	/* One word, as the line is read: ti->error and dmesg if it is wrong. */
+	int (*check_word)(struct dm_target *ti, unsigned int key, const char *value);
+	/* Every word read; @present: the table names the tier. */
+	int (*check)(struct dm_target *ti, const char *const *values, bool present);
+	/* Once the table's devices are open: the options, or an ERR_PTR. */
+	void *(*parse)(struct dm_target *ti, const char *const *values, bool present);
+	void (*free)(void *args);
+	/* A reload: refuse changes that the pages the tier holds cannot follow. */
+	int (*check_reload)(struct nswap2l_tier *tier, struct dm_target *ti, const void *args);
+	/* The words emit() prints back into the table line, and printing them. */
+	unsigned int (*count)(const void *args);
+	void (*emit)(const void *args, char *result, unsigned int maxlen, unsigned int *sz);
+};
+
 struct nswap2l_tier_type {
 	const char *name;
 	enum nswap2l_tier_id id;
 	const struct nswap2l_tier_ops *ops;
+	const struct nswap2l_tier_opts_ops *opts;	/* NULL: no options */
 	const char *messages_help;	/* lines for the 'help' message, or NULL */
 	/* The table argument names a block device (opened by the table). */
 	bool has_device;

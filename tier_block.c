@@ -13,7 +13,7 @@
 #include <linux/blkdev.h>
 #include <linux/slab.h>
 
-#include "nswap2l.h"
+#include "map.h"
 
 struct block_tier {
 	struct nswap2l_tier tier;

@@ -4,7 +4,7 @@
  * rotating disk gains nothing from it and thin-provisioned disks can still
  * get space back through a discard sent to the device itself.
  */
-#include "nswap2l.h"
+#include "nswap2l_types.h"
 
 const struct nswap2l_tier_type nswap2l_disk_tier = {
 	.name = "disk",

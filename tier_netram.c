@@ -32,6 +32,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 
+#include "netram_args.h"
 #include "netram_scheme.h"
 
 static const char *const netram_state_names[] = {
@@ -540,20 +541,16 @@ static void netram_destroy(struct nswap2l_tier *tier)
 		crypto_free_shash(nt->hmac);
 	netram_scheme_destroy(nt);
 	netram_protect_destroy(nt);
+	kfree(nt->key_spec);
 	kfree(nt);
 }
-
-static const struct netram_scheme *const netram_schemes[NSWAP2L_NR_RELIABILITIES] = {
-	[NSWAP2L_RELIABILITY_NONE] = &netram_single,
-	[NSWAP2L_RELIABILITY_MIRROR] = &netram_mirror,
-	[NSWAP2L_RELIABILITY_PARITY] = &netram_parity_scheme,
-};
 
 static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *type,
 			 const char *arg, struct dm_dev *dev,
 			 const struct nswap2l_tier_options *opts,
 			 struct nswap2l_tier **result)
 {
+	const struct netram_args *args = opts->args;
 	struct sockaddr_in addrs[NETRAM_MAX_SERVERS];
 	struct netram_tier *nt;
 	int i, nr, r;
@@ -565,13 +562,13 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 	}
 	nt->tier.type = type;
 	nt->tier.run_stride = 1ULL << NETRAM_SLOT_KEY_SHIFT;
-	nt->timeout = opts->timeout_secs * HZ;
+	nt->timeout = args->timeout_secs * HZ;
 	/* No FREE or EVICT answer goes out before the device is first resumed. */
 	nt->suspended = true;
 	nt->choice = &nswap2l_most_free_server;
-	nt->scheme = netram_schemes[opts->reliability];
+	nt->scheme = args->scheme;
 	nt->tier.write_once = nt->scheme->write_once;
-	nt->parity_group = opts->parity_group;
+	nt->parity_group = args->parity_group;
 	spin_lock_init(&nt->recovery.lock);
 	mutex_init(&nt->servers_mutex);
 	INIT_LIST_HEAD(&nt->pending_reloads);
@@ -581,7 +578,8 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 	if (r)
 		goto bad;
 
-	r = netram_protect_create(nt, ti, opts->protect);
+	strscpy(nt->protect_name, args->protect, sizeof(nt->protect_name));
+	r = netram_protect_create(nt, ti, strcmp(args->protect, "none") ? args->protect : NULL);
 	if (r)
 		goto bad;
 	nt->hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);
@@ -590,10 +588,18 @@ static int netram_create(struct dm_target *ti, const struct nswap2l_tier_type *t
 		r = PTR_ERR(nt->hmac);
 		goto bad;
 	}
-	r = netram_set_key(nt, ti, opts->key_spec);
+	if (args->key_spec) {
+		nt->key_spec = kstrdup(args->key_spec, GFP_KERNEL);
+		if (!nt->key_spec) {
+			ti->error = "Cannot allocate key description";
+			r = -ENOMEM;
+			goto bad;
+		}
+	}
+	r = netram_set_key(nt, ti, args->key_spec);
 	if (r)
 		goto bad;
-	memcpy(nt->client_name, opts->client_name, sizeof(nt->client_name));
+	memcpy(nt->client_name, args->client_name, sizeof(nt->client_name));
 	nr = netram_parse_list(nt, ti, arg, addrs, NETRAM_MAX_SERVERS);
 	if (nr < 0) {
 		r = nr;
@@ -712,6 +718,7 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 				 const char *arg, struct dm_dev *dev,
 				 const struct nswap2l_tier_options *opts, void **change)
 {
+	const struct netram_args *args = opts->args;
 	struct netram_tier *nt = to_netram_tier(tier);
 	struct sockaddr_in addrs[NETRAM_MAX_SERVERS];
 	struct netram_reload *reload;
@@ -724,7 +731,7 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 		return -ENOMEM;
 	}
 	INIT_LIST_HEAD(&reload->pending);
-	reload->timeout = opts->timeout_secs * HZ;
+	reload->timeout = args->timeout_secs * HZ;
 	mutex_lock(&nt->servers_mutex);
 	nr = netram_parse_list(nt, ti, arg, addrs, NETRAM_MAX_SERVERS);
 	if (nr < 0)
@@ -911,5 +918,6 @@ const struct nswap2l_tier_type nswap2l_netram_tier = {
 		"remove_server <ip:port>   move a server's pages elsewhere, then disconnect\n",
 	.id = NSWAP2L_TIER_NETRAM,
 	.ops = &netram_tier_ops,
+	.opts = &netram_opts_ops,
 	.retry_failed_bios = true,
 };

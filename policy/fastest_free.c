@@ -6,7 +6,7 @@
  */
 #include <linux/slab.h>
 
-#include "../nswap2l.h"
+#include "../policy.h"
 
 struct fastest_free {
 	struct nswap2l_placement policy;

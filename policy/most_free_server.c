@@ -7,7 +7,7 @@
  * server may round what it says (nswapd does, so that it tells nothing of
  * other clients), and equal servers must still share the pages.
  */
-#include "../nswap2l.h"
+#include "../policy.h"
 
 static int most_free_pick(const struct nswap2l_server_room *rooms, unsigned int nr,
 			  unsigned long candidates)

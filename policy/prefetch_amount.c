@@ -9,7 +9,7 @@
  */
 #include <linux/math64.h>
 
-#include "../nswap2l.h"
+#include "../policy.h"
 
 static u64 written_pages(const struct nswap2l_prefetch_view *view, unsigned int percent)
 {

@@ -25,7 +25,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 
-#include "../nswap2l.h"
+#include "../policy.h"
 
 #define AUTO_TRIAL_PAGES	256	/* an arm is judged after this many pages */
 #define AUTO_HALF_LIFE		64	/* wake-ups */

@@ -7,7 +7,7 @@
  * the hand last passed), "mrs" those whose bit was set.  With no page to
  * take, the hand still sweeps its lap, so that the bits age.
  */
-#include "../nswap2l.h"
+#include "../policy.h"
 
 /* The hand picker's arg: take the pages whose bit was set. */
 #define TAKE_REFERENCED	1

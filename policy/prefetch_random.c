@@ -7,7 +7,7 @@
  */
 #include <linux/random.h>
 
-#include "../nswap2l.h"
+#include "../policy.h"
 
 #define RANDOM_WINDOW	64
 

@@ -4,7 +4,7 @@
  * in Network RAM that the cursor reaches.  The cursor goes on where the
  * last wake-up left it.
  */
-#include "../nswap2l.h"
+#include "../policy.h"
 
 static unsigned int rr_pick(struct nswap2l_picker *p, struct nswap2l_map *map, u64 *pages,
 			    unsigned int nr, unsigned int *arm)

@@ -8,7 +8,7 @@
  *   idle[:N]   only when fewer than N foreground bios (default 1) were in
  *              flight on average since the last wake-up
  */
-#include "../nswap2l.h"
+#include "../policy.h"
 
 static bool always_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 {

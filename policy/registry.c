@@ -7,7 +7,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
-#include "../nswap2l.h"
+#include "../policy.h"
 
 static LIST_HEAD(placement_types);
 static DEFINE_MUTEX(placement_types_lock);

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The page mover (migrate.c). */
+#ifndef NSWAP2L_MOVER_H
+#define NSWAP2L_MOVER_H
+
+#include "nswap2l_types.h"
+
+/*----------------------------------------------------------------
+ * Background moves (migrate.c): every page of @tier whose slot @wants is
+ * moved to a new home; then done() runs on the mover's thread.  Jobs wait
+ * while the device is suspended and continue where they stopped.
+ *--------------------------------------------------------------*/
+#define NSWAP2L_MOVE_BATCH	32
+
+struct nswap2l_move_job {
+	struct nswap2l_tier *tier;
+	bool (*wants)(struct nswap2l_move_job *job, u64 slot);
+	void (*done)(struct nswap2l_move_job *job);
+	unsigned int moved, left;	/* pages moved, pages that had to stay */
+	u64 next_page;			/* where the scan goes on */
+	struct list_head list;
+};
+
+/*
+ * The moving itself, for the mover and for prefetching: up to
+ * NSWAP2L_MOVE_BATCH pages flagged with add(), then moved by run() to
+ * @to_tier (or, if negative, where the placement policy says), their new
+ * entries carrying @flags.
+ */
+struct nswap2l_move_batch;
+
+struct nswap2l_move_result {
+	unsigned int moved;
+	unsigned int raced;	/* a write or discard came first: left where they are */
+	unsigned int failed;	/* no room on the new tier, or an I/O error */
+};
+
+struct nswap2l_move_batch *nswap2l_move_batch_alloc(void);
+void nswap2l_move_batch_free(struct nswap2l_move_batch *batch);
+/* Flag @page for the batch if its home still is @home; false if not (or full). */
+bool nswap2l_move_batch_add(struct nswap2l *nc, struct nswap2l_move_batch *batch,
+			    u64 page, u64 home);
+unsigned int nswap2l_move_batch_size(struct nswap2l_move_batch *batch);
+void nswap2l_move_batch_run(struct nswap2l *nc, struct nswap2l_move_batch *batch,
+			    int to_tier, u64 flags, struct nswap2l_move_result *result);
+
+int nswap2l_mover_create(struct nswap2l *nc);
+/* Stop taking jobs and finish the queued ones; then tiers can go. */
+void nswap2l_mover_stop(struct nswap2l *nc);
+void nswap2l_mover_destroy(struct nswap2l *nc);
+/* Suspend: return once no batch runs; queued jobs wait for resume. */
+void nswap2l_mover_pause(struct nswap2l *nc);
+void nswap2l_mover_resume(struct nswap2l *nc);
+/* False if the mover is stopped: the job will not run. */
+bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job);
+
+#endif /* NSWAP2L_MOVER_H */
