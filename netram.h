@@ -447,8 +447,12 @@ void netram_watchdog(struct work_struct *work);
 
 /* netram_auth.c */
 int netram_set_key(struct netram_tier *nt, struct dm_target *ti, const char *spec);
-/* *@found: the server still held our namespace (the pages stored there). */
-int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found);
+/*
+ * *@found: the server still held our namespace (the pages stored there);
+ * *@free_pages: what its AUTH reply says it has free.
+ */
+int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found,
+		     u64 *free_pages);
 int netram_alloc_session(struct netram_server *srv);
 void netram_free_session(struct netram_server *srv);
 /* The MAC of srv->tx, the next message out. */
@@ -497,7 +501,7 @@ void netram_crypt_free(struct netram_server *srv);
  */
 int netram_seal_put(struct netram_server *srv, struct netram_msg *msg);
 /* Its bounce pages back to the server's pool, if it has any. */
-void netram_release_sealed(struct netram_server *srv, struct netram_msg *msg);
+bool netram_release_sealed(struct netram_server *srv, struct netram_msg *msg);
 /* A GET reply's pages, decrypted in place: false if any of @bio's fail their check. */
 bool netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
 		     const struct nswap2l_seal *seals);

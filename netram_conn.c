@@ -207,6 +207,7 @@ static int netram_connect(struct netram_server *srv)
 {
 	struct socket *sock;
 	bool renew, found = false;
+	u64 free_pages;
 	int r;
 
 	spin_lock_irq(&srv->lock);
@@ -233,11 +234,12 @@ static int netram_connect(struct netram_server *srv)
 
 	r = kernel_connect(sock, (struct sockaddr *)&srv->addr, sizeof(srv->addr), 0);
 	if (!r)
-		r = netram_handshake(srv, sock, &found);
+		r = netram_handshake(srv, sock, &found, &free_pages);
 	if (r) {
 		netram_release_sock(srv);
 		return r;
 	}
+	netram_note_free(srv, free_pages);
 	if (!found && !srv->new_namespace_ok) {
 		/* Restarted, or it dropped us: never read what it no longer has. */
 		netram_lose_copies(srv, "came back without our namespace (restarted?)");

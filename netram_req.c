@@ -567,7 +567,8 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 		return -EPROTO;
 	if (status == NSWAP2L_ERR_NOSPC)
 		atomic64_set(&srv->free_estimate, 0);	/* until it says otherwise */
-	netram_release_sealed(srv, msg);
+	if (netram_release_sealed(srv, msg))
+		netram_queue_io(srv);
 	for (i = 0; i < msg->nr_bios; i++) {
 		if (status == NSWAP2L_OK)
 			bio_endio(msg->bios[i]);
@@ -685,6 +686,7 @@ void netram_requeue_unanswered(struct netram_server *srv)
 {
 	struct bio_list resend = BIO_EMPTY_LIST;
 	unsigned long pending;
+	bool kick = false;
 
 	spin_lock_irq(&srv->lock);
 	pending = srv->busy_tags;
@@ -698,7 +700,7 @@ void netram_requeue_unanswered(struct netram_server *srv)
 		__clear_bit(msg - srv->msgs, &pending);
 
 		/* sealed again when sent again, under a new nonce */
-		netram_release_sealed(srv, msg);
+		kick |= netram_release_sealed(srv, msg);
 		for (i = 0; i < msg->nr_bios; i++)
 			bio_list_add(&resend, msg->bios[i]);
 		for (i = 0; msg->type == NSWAP2L_MSG_FREE && i < msg->count; i++)
@@ -708,6 +710,8 @@ void netram_requeue_unanswered(struct netram_server *srv)
 	memset(srv->in_flight, 0, sizeof(srv->in_flight));
 	bio_list_merge_head(&srv->queue, &resend);
 	spin_unlock_irq(&srv->lock);
+	if (kick)
+		netram_queue_io(srv);
 }
 
 /* A request has waited longer than @timeout. */

@@ -241,6 +241,7 @@ static void netram_destroy_server(struct netram_server *srv)
 
 	netram_stop_server(srv);
 	netram_free_session(srv);
+	/* Its io_work is stopped for good: no sender waits for these pages. */
 	for (tag = 0; srv->msgs && tag < NETRAM_TAGS; tag++)
 		netram_release_sealed(srv, &srv->msgs[tag]);
 	netram_crypt_free(srv);
