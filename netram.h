@@ -483,7 +483,8 @@ bool netram_overdue(struct netram_server *srv, unsigned long timeout);
 
 /* netram_evict.c */
 int netram_cmp_u64(const void *a, const void *b);
-int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr);
+/* Receiver thread; the keys' MAC is checked.  -EPROTO if more than a round is unanswered. */
+int netram_evict_keys(struct netram_server *srv, u32 tag, const __le64 *keys, u32 count);
 bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply);
 int netram_remove_server(struct netram_tier *nt, const char *name);
 /* The server takes and holds nothing: disconnected, its slot free for another. */

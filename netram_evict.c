@@ -91,25 +91,12 @@ static void netram_start_eviction(struct netram_server *srv)
 	}
 }
 
-int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
+int netram_evict_keys(struct netram_server *srv, u32 tag, const __le64 *keys, u32 count)
 {
-	u32 tag = le32_to_cpu(hdr->tag), count = le32_to_cpu(hdr->count);
-	u32 length = le32_to_cpu(hdr->length);
 	struct netram_eviction *ev = &srv->evict;
-	__le64 *keys;
 	u32 status = NSWAP2L_OK;
 	unsigned int i;
-	int r;
 
-	if (!count || count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
-		return -EPROTO;
-	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
-	if (!r)
-		r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
-	if (r)
-		return r;
-	netram_note_free(srv, le64_to_cpu(hdr->free_pages));
-	keys = srv->evict_buf;
 	atomic64_add(count, &srv->evict_asked);
 
 	spin_lock_irq(&srv->lock);

@@ -609,6 +609,23 @@ static bool netram_wholly_sent(struct netram_server *srv, struct netram_msg *msg
 	return netram_msg_state(srv, msg) == NETRAM_MSG_SENT;
 }
 
+/* The keys a server asks back, checked, go to eviction (netram_evict.c). */
+static int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
+{
+	u32 count = le32_to_cpu(hdr->count), length = le32_to_cpu(hdr->length);
+	int r;
+
+	if (!count || count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
+		return -EPROTO;
+	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
+	if (!r)
+		r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
+	if (r)
+		return r;
+	netram_note_free(srv, le64_to_cpu(hdr->free_pages));
+	return netram_evict_keys(srv, le32_to_cpu(hdr->tag), srv->evict_buf, count);
+}
+
 /* Read and act on one message from the server; an error breaks the connection. */
 int netram_receive_one(struct netram_server *srv)
 {
