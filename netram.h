@@ -107,11 +107,15 @@ static inline bool netram_another_pass(const struct nswap2l_move_job *job, unsig
 #define NETRAM_PARITY_RUN	16
 #define NETRAM_PARITY_MEMBERS	NSWAP2L_MAX_PARITY_GROUP
 
+/* A server's state: one word under srv->lock, changed by netram_set_state() alone. */
 enum netram_state {
-	NETRAM_CONNECTING,
+	NETRAM_CONNECTING,	/* never connected since created or its slot reused */
 	NETRAM_UP,
-	NETRAM_DOWN,
+	NETRAM_UP_FAILED,	/* a request overdue: its socket is shut, it takes nothing */
+	NETRAM_DOWN,		/* connection lost, reconnecting, within the timeout */
+	NETRAM_DOWN_FAILED,	/* unreachable for longer than the timeout */
 	NETRAM_REMOVED,		/* drained and disconnected by remove_server */
+	NETRAM_NR_STATES
 };
 
 /* Answer owed to the server for one EVICT message. */
@@ -241,7 +245,11 @@ struct netram_server {
 
 	spinlock_t lock;		/* protects everything below */
 	enum netram_state state;
-	bool failed;			/* unreachable for longer than the timeout */
+	/*
+	 * netram_state_failed(state), kept by netram_set_state() for lockless
+	 * readers; a server removed while failed stays failed.
+	 */
+	bool failed;
 	bool draining;			/* remove_server: take no new pages */
 	bool ever_up;
 	u32 connections;		/* counts successful connects */
@@ -394,10 +402,20 @@ static inline bool netram_copy_lost(struct netram_server *srv, u64 key)
 	return key < READ_ONCE(srv->lost_below);
 }
 
+static inline bool netram_state_connected(enum netram_state s)
+{
+	return s == NETRAM_UP || s == NETRAM_UP_FAILED;
+}
+
+static inline bool netram_state_failed(enum netram_state s)
+{
+	return s == NETRAM_UP_FAILED || s == NETRAM_DOWN_FAILED;
+}
+
 /* Not a server that failed, is leaving or wants its memory back. */
 static inline bool netram_takes_pages(struct netram_server *srv)
 {
-	return READ_ONCE(srv->state) == NETRAM_UP && !READ_ONCE(srv->failed) &&
+	return READ_ONCE(srv->state) == NETRAM_UP &&
 	       !READ_ONCE(srv->draining) && !READ_ONCE(srv->evict.running);
 }
 
@@ -412,11 +430,16 @@ static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, 
 	hdr->length = cpu_to_le32(length);
 }
 
-/* tier_netram.c */
+/* netram_state.c */
+/* srv->lock held; false (and a warning) for a transition not allowed. */
+bool netram_set_state(struct netram_server *srv, enum netram_state to);
+/* The receiver, without srv->lock. */
 void netram_note_free(struct netram_server *srv, u64 free_pages);
 /* What the server choice sees of each server; returns those that take pages. */
 unsigned long netram_server_rooms(struct netram_tier *nt, struct nswap2l_server_room *rooms);
 void netram_update_capacity(struct netram_tier *nt);
+/* One server's counters, as dmsetup status and sysfs show them. */
+int netram_format_server(struct netram_server *srv, char *buf, size_t size);
 
 /* netram_recover.c */
 /*

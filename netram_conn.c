@@ -254,10 +254,7 @@ static int netram_connect(struct netram_server *srv)
 	mutex_unlock(&srv->sock_mutex);
 
 	spin_lock_irq(&srv->lock);
-	srv->state = NETRAM_UP;
-	srv->last_sent = jiffies;
-	srv->failed = false;
-	srv->connections++;
+	netram_set_state(srv, NETRAM_UP);
 	if (srv->ever_up)
 		atomic64_inc(&srv->reconnects);
 	srv->ever_up = true;
@@ -273,10 +270,9 @@ static void netram_disconnect(struct netram_server *srv, int error)
 
 	spin_lock_irq(&srv->lock);
 	removed = srv->state == NETRAM_REMOVED;
-	if (!removed) {
-		srv->state = NETRAM_DOWN;
-		srv->down_since = jiffies;
-	}
+	if (!removed)
+		netram_set_state(srv, srv->state == NETRAM_UP_FAILED ? NETRAM_DOWN_FAILED :
+				 NETRAM_DOWN);
 	spin_unlock_irq(&srv->lock);
 	if (!removed && !kthread_should_stop())
 		DMWARN_LIMIT("%s: server %s: connection lost (error %d)",
@@ -442,19 +438,24 @@ void netram_watchdog(struct work_struct *work)
 	for (i = 0; i < netram_nr_servers(nt); i++) {
 		struct netram_server *srv = nt->servers[i];
 		bool timed_out = false, give_up = false, heartbeat = false, failed, lose;
+		enum netram_state state;
 		s64 lost = 0;
 
 		spin_lock_irq(&srv->lock);
-		if (srv->state == NETRAM_UP && netram_overdue(srv, timeout)) {
-			timed_out = !srv->failed;
-			srv->failed = true;
-		} else if ((srv->state == NETRAM_DOWN || srv->state == NETRAM_CONNECTING) &&
+		state = srv->state;
+		if (netram_state_connected(state) && netram_overdue(srv, timeout)) {
+			timed_out = state == NETRAM_UP;
+			if (timed_out)
+				netram_set_state(srv, NETRAM_UP_FAILED);
+		} else if ((state == NETRAM_DOWN || state == NETRAM_CONNECTING ||
+			    state == NETRAM_DOWN_FAILED) &&
 			   time_after(jiffies, srv->down_since + timeout)) {
-			give_up = !srv->failed;
-			srv->failed = true;
+			give_up = state != NETRAM_DOWN_FAILED;
+			if (give_up)
+				netram_set_state(srv, NETRAM_DOWN_FAILED);
 		}
 		failed = srv->failed;
-		if (srv->state == NETRAM_UP && !failed && !srv->busy_tags && !srv->nr_free_keys &&
+		if (srv->state == NETRAM_UP && !srv->busy_tags && !srv->nr_free_keys &&
 		    time_after(jiffies, srv->last_sent + timeout / 2)) {
 			netram_add_free_key(srv, NETRAM_HEARTBEAT_KEY);
 			heartbeat = true;

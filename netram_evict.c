@@ -125,7 +125,9 @@ bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_repl
 	struct netram_eviction *ev = &srv->evict;
 
 	lockdep_assert_held(&srv->lock);
-	if (srv->state != NETRAM_UP || srv->nr_free_keys || READ_ONCE(srv->nt->suspended))
+	/* A server that timed out but is still connected is still answered. */
+	if (!netram_state_connected(srv->state) || srv->nr_free_keys ||
+	    READ_ONCE(srv->nt->suspended))
 		return false;
 	while (ev->nr_ready) {
 		*reply = ev->ready[--ev->nr_ready];
@@ -181,7 +183,7 @@ static void netram_drain_done(struct nswap2l_move_job *job)
 void netram_remove_slot(struct netram_server *srv)
 {
 	spin_lock_irq(&srv->lock);
-	srv->state = NETRAM_REMOVED;
+	netram_set_state(srv, NETRAM_REMOVED);
 	srv->draining = false;
 	spin_unlock_irq(&srv->lock);
 	netram_shutdown_sock(srv, true);

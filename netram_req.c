@@ -152,7 +152,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	struct bio *bio;
 
 	lockdep_assert_held(&srv->lock);
-	if (srv->state != NETRAM_UP || srv->busy_tags == GENMASK(NETRAM_TAGS - 1, 0))
+	if (!netram_state_connected(srv->state) || srv->busy_tags == GENMASK(NETRAM_TAGS - 1, 0))
 		return NULL;
 	netram_take_oversized(srv, oversized);
 	if (!free && bio_list_empty(&srv->queue))
