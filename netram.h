@@ -4,15 +4,18 @@
  * transport and core):
  *
  *   tier_netram.c    tier operations, servers' life cycle, messages
+ *   netram_servers.c the transport's events, the watchdog (failure)
  *   netram_conn.c    connection and socket I/O: receiver thread, reconnect,
- *                    watchdog, the one send/receive helper
+ *                    the one send/receive helper
  *   netram_auth.c    the key and the handshake
- *   netram_req.c     request queue, batching, non-blocking sending, replies
+ *   netram_req.c     request queue, batching, non-blocking sending, replies,
+ *                    EVICT read and answered
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
  *   netram_recover.c copies lost with a server made again (reliability=)
  *   netram_copies.c  reliability=none and mirror (netram_scheme.h)
  *   netram_parity.c  reliability=parity: groups, their parity, rebuilds
  *   netram_protect.c protect=: pages encrypted and authenticated end to end
+ *   netram_state.c   servers' state machine and accounting, below all of these
  *
  * Locking, outermost first:
  *
@@ -210,8 +213,24 @@ struct netram_tx {
 	size_t sent;
 };
 
+struct netram_server;
+
+/*
+ * What the transport (netram_conn.c, netram_req.c) reports up, to the
+ * server's life cycle (netram_servers.c), which calls back down only.
+ */
+struct netram_xport_events {
+	/* receiver, before the server is up: it came back without our namespace */
+	void (*namespace_lost)(struct netram_server *srv);
+	/* receiver, once the server is up and its queue runs again */
+	void (*connected)(struct netram_server *srv);
+	/* receiver: keys an EVICT asks back, its MAC checked */
+	int (*evict)(struct netram_server *srv, u32 tag, const __le64 *keys, u32 count);
+};
+
 struct netram_server {
 	struct netram_tier *nt;
+	const struct netram_xport_events *ev;
 	unsigned int index;		/* in nt->servers[], or NETRAM_NO_INDEX */
 	struct sockaddr_in addr;
 	char name[24];			/* a.b.c.d:port */
@@ -430,6 +449,10 @@ static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, 
 	hdr->length = cpu_to_le32(length);
 }
 
+/* netram_servers.c */
+extern const struct netram_xport_events netram_server_events;
+void netram_watchdog(struct work_struct *work);
+
 /* netram_state.c */
 /* srv->lock held; false (and a warning) for a transition not allowed. */
 bool netram_set_state(struct netram_server *srv, enum netram_state to);
@@ -466,7 +489,6 @@ void netram_shutdown_sock(struct netram_server *srv, bool stop);
 int netram_start_server(struct netram_server *srv);
 int netram_first_connection(struct netram_server *srv, struct dm_target *ti);
 void netram_stop_server(struct netram_server *srv);
-void netram_watchdog(struct work_struct *work);
 
 /* netram_auth.c */
 int netram_set_key(struct netram_tier *nt, struct dm_target *ti, const char *spec);
@@ -508,7 +530,6 @@ bool netram_overdue(struct netram_server *srv, unsigned long timeout);
 int netram_cmp_u64(const void *a, const void *b);
 /* Receiver thread; the keys' MAC is checked.  -EPROTO if more than a round is unanswered. */
 int netram_evict_keys(struct netram_server *srv, u32 tag, const __le64 *keys, u32 count);
-bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply);
 int netram_remove_server(struct netram_tier *nt, const char *name);
 /* The server takes and holds nothing: disconnected, its slot free for another. */
 void netram_remove_slot(struct netram_server *srv);

@@ -116,28 +116,6 @@ int netram_evict_keys(struct netram_server *srv, u32 tag, const __le64 *keys, u3
 	return 0;
 }
 
-/*
- * An answer to EVICT, once the FREEs of the pages moved are all out, and
- * not while the device is suspended.
- */
-bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply)
-{
-	struct netram_eviction *ev = &srv->evict;
-
-	lockdep_assert_held(&srv->lock);
-	/* A server that timed out but is still connected is still answered. */
-	if (!netram_state_connected(srv->state) || srv->nr_free_keys ||
-	    READ_ONCE(srv->nt->suspended))
-		return false;
-	while (ev->nr_ready) {
-		*reply = ev->ready[--ev->nr_ready];
-		/* A server forgets the EVICTs of a connection that broke. */
-		if (reply->connection == srv->connections)
-			return true;
-	}
-	return false;
-}
-
 static bool netram_drain_wants(struct nswap2l_move_job *job, u64 slot)
 {
 	struct netram_server *srv = container_of(job, struct netram_server, drain_job);

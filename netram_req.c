@@ -225,6 +225,29 @@ static void netram_msg_sending(struct netram_server *srv, struct netram_msg *msg
 	atomic64_inc(&srv->requests);
 }
 
+/*
+ * An answer to EVICT that eviction made ready (netram_evict.c), once the
+ * FREEs of the pages moved are all out, and not while the device is
+ * suspended.
+ */
+static bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply)
+{
+	struct netram_eviction *ev = &srv->evict;
+
+	lockdep_assert_held(&srv->lock);
+	/* A server that timed out but is still connected is still answered. */
+	if (!netram_state_connected(srv->state) || srv->nr_free_keys ||
+	    READ_ONCE(srv->nt->suspended))
+		return false;
+	while (ev->nr_ready) {
+		*reply = ev->ready[--ev->nr_ready];
+		/* A server forgets the EVICTs of a connection that broke. */
+		if (reply->connection == srv->connections)
+			return true;
+	}
+	return false;
+}
+
 /* Put the next message (a request, else an EVICT answer) in srv->tx. */
 static bool netram_next_tx(struct netram_server *srv)
 {
@@ -609,7 +632,7 @@ static bool netram_wholly_sent(struct netram_server *srv, struct netram_msg *msg
 	return netram_msg_state(srv, msg) == NETRAM_MSG_SENT;
 }
 
-/* The keys a server asks back, checked, go to eviction (netram_evict.c). */
+/* The keys a server asks back, checked, go to eviction (the evict event). */
 static int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
 {
 	u32 count = le32_to_cpu(hdr->count), length = le32_to_cpu(hdr->length);
@@ -623,7 +646,7 @@ static int netram_receive_evict(struct netram_server *srv, const struct nswap2l_
 	if (r)
 		return r;
 	netram_note_free(srv, le64_to_cpu(hdr->free_pages));
-	return netram_evict_keys(srv, le32_to_cpu(hdr->tag), srv->evict_buf, count);
+	return srv->ev->evict(srv, le32_to_cpu(hdr->tag), srv->evict_buf, count);
 }
 
 /* Read and act on one message from the server; an error breaks the connection. */

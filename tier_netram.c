@@ -247,6 +247,7 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 		goto nomem;
 	*result = srv;
 	srv->nt = nt;
+	srv->ev = &netram_server_events;
 	srv->index = NETRAM_NO_INDEX;
 	srv->addr = *addr;
 	snprintf(srv->name, sizeof(srv->name), "%pI4:%u", &addr->sin_addr,
