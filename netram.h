@@ -4,15 +4,18 @@
  * transport and core):
  *
  *   tier_netram.c    tier operations, servers' life cycle, messages
+ *   netram_servers.c the transport's events, the watchdog (failure)
  *   netram_conn.c    connection and socket I/O: receiver thread, reconnect,
- *                    watchdog, the one send/receive helper
+ *                    the one send/receive helper
  *   netram_auth.c    the key and the handshake
- *   netram_req.c     request queue, batching, non-blocking sending, replies
+ *   netram_req.c     request queue, batching, non-blocking sending, replies,
+ *                    EVICT read and answered
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
  *   netram_recover.c copies lost with a server made again (reliability=)
  *   netram_copies.c  reliability=none and mirror (netram_scheme.h)
  *   netram_parity.c  reliability=parity: groups, their parity, rebuilds
  *   netram_protect.c protect=: pages encrypted and authenticated end to end
+ *   netram_state.c   servers' state machine and accounting, below all of these
  *
  * Locking, outermost first:
  *
@@ -107,11 +110,15 @@ static inline bool netram_another_pass(const struct nswap2l_move_job *job, unsig
 #define NETRAM_PARITY_RUN	16
 #define NETRAM_PARITY_MEMBERS	NSWAP2L_MAX_PARITY_GROUP
 
+/* A server's state: one word under srv->lock, changed by netram_set_state() alone. */
 enum netram_state {
-	NETRAM_CONNECTING,
+	NETRAM_CONNECTING,	/* never connected since created or its slot reused */
 	NETRAM_UP,
-	NETRAM_DOWN,
+	NETRAM_UP_FAILED,	/* a request overdue: its socket is shut, it takes nothing */
+	NETRAM_DOWN,		/* connection lost, reconnecting, within the timeout */
+	NETRAM_DOWN_FAILED,	/* unreachable for longer than the timeout */
 	NETRAM_REMOVED,		/* drained and disconnected by remove_server */
+	NETRAM_NR_STATES
 };
 
 /* Answer owed to the server for one EVICT message. */
@@ -206,8 +213,24 @@ struct netram_tx {
 	size_t sent;
 };
 
+struct netram_server;
+
+/*
+ * What the transport (netram_conn.c, netram_req.c) reports up, to the
+ * server's life cycle (netram_servers.c), which calls back down only.
+ */
+struct netram_xport_events {
+	/* receiver, before the server is up: it came back without our namespace */
+	void (*namespace_lost)(struct netram_server *srv);
+	/* receiver, once the server is up and its queue runs again */
+	void (*connected)(struct netram_server *srv);
+	/* receiver: keys an EVICT asks back, its MAC checked */
+	int (*evict)(struct netram_server *srv, u32 tag, const __le64 *keys, u32 count);
+};
+
 struct netram_server {
 	struct netram_tier *nt;
+	const struct netram_xport_events *ev;
 	unsigned int index;		/* in nt->servers[], or NETRAM_NO_INDEX */
 	struct sockaddr_in addr;
 	char name[24];			/* a.b.c.d:port */
@@ -241,7 +264,11 @@ struct netram_server {
 
 	spinlock_t lock;		/* protects everything below */
 	enum netram_state state;
-	bool failed;			/* unreachable for longer than the timeout */
+	/*
+	 * netram_state_failed(state), kept by netram_set_state() for lockless
+	 * readers; a server removed while failed stays failed.
+	 */
+	bool failed;
 	bool draining;			/* remove_server: take no new pages */
 	bool ever_up;
 	u32 connections;		/* counts successful connects */
@@ -397,10 +424,20 @@ static inline bool netram_copy_lost(struct netram_server *srv, u64 key)
 	return key < READ_ONCE(srv->lost_below);
 }
 
+static inline bool netram_state_connected(enum netram_state s)
+{
+	return s == NETRAM_UP || s == NETRAM_UP_FAILED;
+}
+
+static inline bool netram_state_failed(enum netram_state s)
+{
+	return s == NETRAM_UP_FAILED || s == NETRAM_DOWN_FAILED;
+}
+
 /* Not a server that failed, is leaving or wants its memory back. */
 static inline bool netram_takes_pages(struct netram_server *srv)
 {
-	return READ_ONCE(srv->state) == NETRAM_UP && !READ_ONCE(srv->failed) &&
+	return READ_ONCE(srv->state) == NETRAM_UP &&
 	       !READ_ONCE(srv->draining) && !READ_ONCE(srv->evict.running);
 }
 
@@ -415,11 +452,20 @@ static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, 
 	hdr->length = cpu_to_le32(length);
 }
 
-/* tier_netram.c */
+/* netram_servers.c */
+extern const struct netram_xport_events netram_server_events;
+void netram_watchdog(struct work_struct *work);
+
+/* netram_state.c */
+/* srv->lock held; false (and a warning) for a transition not allowed. */
+bool netram_set_state(struct netram_server *srv, enum netram_state to);
+/* The receiver, without srv->lock. */
 void netram_note_free(struct netram_server *srv, u64 free_pages);
 /* What the server choice sees of each server; returns those that take pages. */
 unsigned long netram_server_rooms(struct netram_tier *nt, struct nswap2l_server_room *rooms);
 void netram_update_capacity(struct netram_tier *nt);
+/* One server's counters, as dmsetup status and sysfs show them. */
+int netram_format_server(struct netram_server *srv, char *buf, size_t size);
 
 /* netram_recover.c */
 /*
@@ -446,12 +492,15 @@ void netram_shutdown_sock(struct netram_server *srv, bool stop);
 int netram_start_server(struct netram_server *srv);
 int netram_first_connection(struct netram_server *srv, struct dm_target *ti);
 void netram_stop_server(struct netram_server *srv);
-void netram_watchdog(struct work_struct *work);
 
 /* netram_auth.c */
 int netram_set_key(struct netram_tier *nt, struct dm_target *ti, const char *spec);
-/* *@found: the server still held our namespace (the pages stored there). */
-int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found);
+/*
+ * *@found: the server still held our namespace (the pages stored there);
+ * *@free_pages: what its AUTH reply says it has free.
+ */
+int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found,
+		     u64 *free_pages);
 int netram_alloc_session(struct netram_server *srv);
 void netram_free_session(struct netram_server *srv);
 /* The MAC of srv->tx, the next message out. */
@@ -482,8 +531,8 @@ bool netram_overdue(struct netram_server *srv, unsigned long timeout);
 
 /* netram_evict.c */
 int netram_cmp_u64(const void *a, const void *b);
-int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr);
-bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply);
+/* Receiver thread; the keys' MAC is checked.  -EPROTO if more than a round is unanswered. */
+int netram_evict_keys(struct netram_server *srv, u32 tag, const __le64 *keys, u32 count);
 int netram_remove_server(struct netram_tier *nt, const char *name);
 /* The server takes and holds nothing: disconnected, its slot free for another. */
 void netram_remove_slot(struct netram_server *srv);
@@ -500,7 +549,7 @@ void netram_crypt_free(struct netram_server *srv);
  */
 int netram_seal_put(struct netram_server *srv, struct netram_msg *msg);
 /* Its bounce pages back to the server's pool, if it has any. */
-void netram_release_sealed(struct netram_server *srv, struct netram_msg *msg);
+bool netram_release_sealed(struct netram_server *srv, struct netram_msg *msg);
 /* A GET reply's pages, decrypted in place: false if any of @bio's fail their check. */
 bool netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
 		     const struct nswap2l_seal *seals);

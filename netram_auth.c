@@ -178,7 +178,8 @@ struct netram_proof_tail {
 	struct nswap2l_msg_header auth_reply;
 } __packed;
 
-int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found)
+int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found,
+		     u64 *free_pages)
 {
 	struct netram_tier *nt = srv->nt;
 	struct nswap2l_hello hello = {
@@ -234,7 +235,7 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 		return r;
 	WRITE_ONCE(srv->max_pages,
 		   clamp_t(u32, le32_to_cpu(reply.max_pages), 1, NSWAP2L_PROTO_MAX_PAGES));
-	netram_note_free(srv, le64_to_cpu(tail.auth_reply.free_pages));
+	*free_pages = le64_to_cpu(tail.auth_reply.free_pages);
 	*found = le16_to_cpu(tail.auth_reply.flags) & NSWAP2L_FLAG_NAMESPACE_FOUND;
 	return 0;
 }

@@ -13,8 +13,9 @@
  * so that swapping out under memory pressure never waits for the memory it
  * is trying to free.
  *
- * The watchdog fails a server whose request waited longer than the table's
- * timeout or that stayed unreachable that long: its reads end with EIO
+ * What a connection finds out goes up through srv->ev (netram_servers.c).
+ * The watchdog there fails a server whose request waited longer than the
+ * table's timeout or that stayed unreachable that long: its reads end with EIO
  * (never zeros or stale data), or go to their other copy, and its writes go
  * elsewhere.  Each server has a namespace of its own (a client id).  With
  * reliability=mirror a failed server's pages are lost and copied again,
@@ -207,6 +208,7 @@ static int netram_connect(struct netram_server *srv)
 {
 	struct socket *sock;
 	bool renew, found = false;
+	u64 free_pages;
 	int r;
 
 	spin_lock_irq(&srv->lock);
@@ -233,14 +235,15 @@ static int netram_connect(struct netram_server *srv)
 
 	r = kernel_connect(sock, (struct sockaddr *)&srv->addr, sizeof(srv->addr), 0);
 	if (!r)
-		r = netram_handshake(srv, sock, &found);
+		r = netram_handshake(srv, sock, &found, &free_pages);
 	if (r) {
 		netram_release_sock(srv);
 		return r;
 	}
+	netram_note_free(srv, free_pages);
 	if (!found && !srv->new_namespace_ok) {
 		/* Restarted, or it dropped us: never read what it no longer has. */
-		netram_lose_copies(srv, "came back without our namespace (restarted?)");
+		srv->ev->namespace_lost(srv);
 		/* Writes go to new homes, reads to the other copy or EIO. */
 		netram_fail_queued(srv);
 	}
@@ -252,16 +255,13 @@ static int netram_connect(struct netram_server *srv)
 	mutex_unlock(&srv->sock_mutex);
 
 	spin_lock_irq(&srv->lock);
-	srv->state = NETRAM_UP;
-	srv->last_sent = jiffies;
-	srv->failed = false;
-	srv->connections++;
+	netram_set_state(srv, NETRAM_UP);
 	if (srv->ever_up)
 		atomic64_inc(&srv->reconnects);
 	srv->ever_up = true;
 	spin_unlock_irq(&srv->lock);
 	netram_queue_io(srv);
-	netram_retry_recovery(srv->nt);
+	srv->ev->connected(srv);
 	return 0;
 }
 
@@ -271,10 +271,9 @@ static void netram_disconnect(struct netram_server *srv, int error)
 
 	spin_lock_irq(&srv->lock);
 	removed = srv->state == NETRAM_REMOVED;
-	if (!removed) {
-		srv->state = NETRAM_DOWN;
-		srv->down_since = jiffies;
-	}
+	if (!removed)
+		netram_set_state(srv, srv->state == NETRAM_UP_FAILED ? NETRAM_DOWN_FAILED :
+				 NETRAM_DOWN);
 	spin_unlock_irq(&srv->lock);
 	if (!removed && !kthread_should_stop())
 		DMWARN_LIMIT("%s: server %s: connection lost (error %d)",
@@ -425,64 +424,4 @@ void netram_stop_server(struct netram_server *srv)
 	}
 	cancel_work_sync(&srv->io_work);
 	netram_release_sock(srv);
-}
-
-/*----------------------------------------------------------------
- * Watchdog: per-request timeouts, heartbeats, servers down for too long
- *--------------------------------------------------------------*/
-void netram_watchdog(struct work_struct *work)
-{
-	struct netram_tier *nt = container_of(to_delayed_work(work), struct netram_tier,
-					      watchdog);
-	unsigned long timeout = READ_ONCE(nt->timeout);
-	unsigned int i;
-
-	for (i = 0; i < netram_nr_servers(nt); i++) {
-		struct netram_server *srv = nt->servers[i];
-		bool timed_out = false, give_up = false, heartbeat = false, failed, lose;
-		s64 lost = 0;
-
-		spin_lock_irq(&srv->lock);
-		if (srv->state == NETRAM_UP && netram_overdue(srv, timeout)) {
-			timed_out = !srv->failed;
-			srv->failed = true;
-		} else if ((srv->state == NETRAM_DOWN || srv->state == NETRAM_CONNECTING) &&
-			   time_after(jiffies, srv->down_since + timeout)) {
-			give_up = !srv->failed;
-			srv->failed = true;
-		}
-		failed = srv->failed;
-		if (srv->state == NETRAM_UP && !failed && !srv->busy_tags && !srv->nr_free_keys &&
-		    time_after(jiffies, srv->last_sent + timeout / 2)) {
-			netram_add_free_key(srv, NETRAM_HEARTBEAT_KEY);
-			heartbeat = true;
-		}
-		/*
-		 * With redundancy, failed is dead: its pages are made again
-		 * (copied or rebuilt), and if it comes back it comes back
-		 * empty.  Without, its pages may still come back with it.
-		 */
-		lose = (timed_out || give_up) && netram_scheme_redundant(nt);
-		if (lose) {
-			srv->renew_id = true;
-			lost = netram_mark_lost(srv);
-		}
-		spin_unlock_irq(&srv->lock);
-		if (lose)
-			netram_recover_lost(srv, "failed", lost);
-
-		if (timed_out) {
-			DMERR("%s: server %s: request timed out, failing its requests",
-			      netram_dev_name(nt), srv->name);
-			netram_shutdown_sock(srv, false);
-		}
-		if (give_up)
-			DMERR("%s: server %s unreachable for %u s, failing its requests",
-			      netram_dev_name(nt), srv->name, jiffies_to_msecs(timeout) / 1000);
-		if (failed)
-			netram_fail_queued(srv);
-		if (heartbeat)
-			netram_queue_io(srv);
-	}
-	queue_delayed_work(nt->wq, &nt->watchdog, HZ);
 }

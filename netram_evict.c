@@ -91,25 +91,12 @@ static void netram_start_eviction(struct netram_server *srv)
 	}
 }
 
-int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
+int netram_evict_keys(struct netram_server *srv, u32 tag, const __le64 *keys, u32 count)
 {
-	u32 tag = le32_to_cpu(hdr->tag), count = le32_to_cpu(hdr->count);
-	u32 length = le32_to_cpu(hdr->length);
 	struct netram_eviction *ev = &srv->evict;
-	__le64 *keys;
 	u32 status = NSWAP2L_OK;
 	unsigned int i;
-	int r;
 
-	if (!count || count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
-		return -EPROTO;
-	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
-	if (!r)
-		r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
-	if (r)
-		return r;
-	netram_note_free(srv, le64_to_cpu(hdr->free_pages));
-	keys = srv->evict_buf;
 	atomic64_add(count, &srv->evict_asked);
 
 	spin_lock_irq(&srv->lock);
@@ -127,26 +114,6 @@ int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_hea
 	spin_unlock_irq(&srv->lock);
 	netram_start_eviction(srv);
 	return 0;
-}
-
-/*
- * An answer to EVICT, once the FREEs of the pages moved are all out, and
- * not while the device is suspended.
- */
-bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply)
-{
-	struct netram_eviction *ev = &srv->evict;
-
-	lockdep_assert_held(&srv->lock);
-	if (srv->state != NETRAM_UP || srv->nr_free_keys || READ_ONCE(srv->nt->suspended))
-		return false;
-	while (ev->nr_ready) {
-		*reply = ev->ready[--ev->nr_ready];
-		/* A server forgets the EVICTs of a connection that broke. */
-		if (reply->connection == srv->connections)
-			return true;
-	}
-	return false;
 }
 
 static bool netram_drain_wants(struct nswap2l_move_job *job, u64 slot)
@@ -194,7 +161,7 @@ static void netram_drain_done(struct nswap2l_move_job *job)
 void netram_remove_slot(struct netram_server *srv)
 {
 	spin_lock_irq(&srv->lock);
-	srv->state = NETRAM_REMOVED;
+	netram_set_state(srv, NETRAM_REMOVED);
 	srv->draining = false;
 	spin_unlock_irq(&srv->lock);
 	netram_shutdown_sock(srv, true);

@@ -246,13 +246,16 @@ static void netram_free_bounce(struct netram_server *srv, struct netram_msg *msg
 	msg->sealed = NULL;
 }
 
-void netram_release_sealed(struct netram_server *srv, struct netram_msg *msg)
+/*
+ * Gives back @msg's bounce pages; true if a sender waits for them, and the
+ * caller must then run the io_work again (netram_queue_io()).
+ */
+bool netram_release_sealed(struct netram_server *srv, struct netram_msg *msg)
 {
 	if (!msg->sealed)
-		return;
+		return false;
 	netram_free_bounce(srv, msg);
-	if (test_and_clear_bit(NETRAM_BOUNCE_WANTED, &srv->bounce_flags))
-		netram_queue_io(srv);
+	return test_and_clear_bit(NETRAM_BOUNCE_WANTED, &srv->bounce_flags);
 }
 
 /*

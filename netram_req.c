@@ -152,7 +152,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	struct bio *bio;
 
 	lockdep_assert_held(&srv->lock);
-	if (srv->state != NETRAM_UP || srv->busy_tags == GENMASK(NETRAM_TAGS - 1, 0))
+	if (!netram_state_connected(srv->state) || srv->busy_tags == GENMASK(NETRAM_TAGS - 1, 0))
 		return NULL;
 	netram_take_oversized(srv, oversized);
 	if (!free && bio_list_empty(&srv->queue))
@@ -223,6 +223,29 @@ static void netram_msg_sending(struct netram_server *srv, struct netram_msg *msg
 	msg->sent_at = jiffies;
 	spin_unlock_irqrestore(&srv->lock, flags);
 	atomic64_inc(&srv->requests);
+}
+
+/*
+ * An answer to EVICT that eviction made ready (netram_evict.c), once the
+ * FREEs of the pages moved are all out, and not while the device is
+ * suspended.
+ */
+static bool netram_next_evict_reply(struct netram_server *srv, struct netram_evict_reply *reply)
+{
+	struct netram_eviction *ev = &srv->evict;
+
+	lockdep_assert_held(&srv->lock);
+	/* A server that timed out but is still connected is still answered. */
+	if (!netram_state_connected(srv->state) || srv->nr_free_keys ||
+	    READ_ONCE(srv->nt->suspended))
+		return false;
+	while (ev->nr_ready) {
+		*reply = ev->ready[--ev->nr_ready];
+		/* A server forgets the EVICTs of a connection that broke. */
+		if (reply->connection == srv->connections)
+			return true;
+	}
+	return false;
 }
 
 /* Put the next message (a request, else an EVICT answer) in srv->tx. */
@@ -567,7 +590,8 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 		return -EPROTO;
 	if (status == NSWAP2L_ERR_NOSPC)
 		atomic64_set(&srv->free_estimate, 0);	/* until it says otherwise */
-	netram_release_sealed(srv, msg);
+	if (netram_release_sealed(srv, msg))
+		netram_queue_io(srv);
 	for (i = 0; i < msg->nr_bios; i++) {
 		if (status == NSWAP2L_OK)
 			bio_endio(msg->bios[i]);
@@ -606,6 +630,23 @@ static bool netram_wholly_sent(struct netram_server *srv, struct netram_msg *msg
 	mutex_lock(&srv->send_mutex);
 	mutex_unlock(&srv->send_mutex);
 	return netram_msg_state(srv, msg) == NETRAM_MSG_SENT;
+}
+
+/* The keys a server asks back, checked, go to eviction (the evict event). */
+static int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
+{
+	u32 count = le32_to_cpu(hdr->count), length = le32_to_cpu(hdr->length);
+	int r;
+
+	if (!count || count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
+		return -EPROTO;
+	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
+	if (!r)
+		r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
+	if (r)
+		return r;
+	netram_note_free(srv, le64_to_cpu(hdr->free_pages));
+	return srv->ev->evict(srv, le32_to_cpu(hdr->tag), srv->evict_buf, count);
 }
 
 /* Read and act on one message from the server; an error breaks the connection. */
@@ -685,6 +726,7 @@ void netram_requeue_unanswered(struct netram_server *srv)
 {
 	struct bio_list resend = BIO_EMPTY_LIST;
 	unsigned long pending;
+	bool kick = false;
 
 	spin_lock_irq(&srv->lock);
 	pending = srv->busy_tags;
@@ -698,7 +740,7 @@ void netram_requeue_unanswered(struct netram_server *srv)
 		__clear_bit(msg - srv->msgs, &pending);
 
 		/* sealed again when sent again, under a new nonce */
-		netram_release_sealed(srv, msg);
+		kick |= netram_release_sealed(srv, msg);
 		for (i = 0; i < msg->nr_bios; i++)
 			bio_list_add(&resend, msg->bios[i]);
 		for (i = 0; msg->type == NSWAP2L_MSG_FREE && i < msg->count; i++)
@@ -708,6 +750,8 @@ void netram_requeue_unanswered(struct netram_server *srv)
 	memset(srv->in_flight, 0, sizeof(srv->in_flight));
 	bio_list_merge_head(&srv->queue, &resend);
 	spin_unlock_irq(&srv->lock);
+	if (kick)
+		netram_queue_io(srv);
 }
 
 /* A request has waited longer than @timeout. */

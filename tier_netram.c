@@ -35,13 +35,6 @@
 #include "netram_args.h"
 #include "netram_scheme.h"
 
-static const char *const netram_state_names[] = {
-	[NETRAM_CONNECTING] = "connecting",
-	[NETRAM_UP] = "up",
-	[NETRAM_DOWN] = "down",
-	[NETRAM_REMOVED] = "removed",
-};
-
 /*
  * A reload's changes: servers to add (connected already, in new slots or
  * in removed servers' slots, reserved until commit) and the timeout.
@@ -75,52 +68,9 @@ static void netram_error(struct netram_tier *nt, struct dm_target *ti, const cha
 	va_end(args);
 }
 
-/*
- * Network RAM's capacity is what the servers hold for us (lost copies
- * aside) plus what they offer, over what each page takes (its scheme).
- */
-void netram_update_capacity(struct netram_tier *nt)
-{
-	u64 capacity = 0;
-	unsigned int i;
-
-	for (i = 0; i < netram_nr_servers(nt); i++) {
-		struct netram_server *srv = nt->servers[i];
-
-		capacity += atomic64_read(&srv->held) - READ_ONCE(srv->lost_held) +
-			    atomic64_read(&srv->free_reported);
-	}
-	WRITE_ONCE(nt->tier.capacity, netram_scheme_capacity(nt, capacity));
-}
-
-void netram_note_free(struct netram_server *srv, u64 free_pages)
-{
-	/* A server's word; keep sums of many of them from overflowing. */
-	free_pages = min_t(u64, free_pages, NSWAP2L_PROTO_KEY_LIMIT);
-	atomic64_set(&srv->free_reported, free_pages);
-	atomic64_set(&srv->free_estimate, free_pages);
-	netram_update_capacity(srv->nt);
-}
-
 /*----------------------------------------------------------------
  * The I/O path
  *--------------------------------------------------------------*/
-
-unsigned long netram_server_rooms(struct netram_tier *nt, struct nswap2l_server_room *rooms)
-{
-	unsigned long candidates = 0;
-	unsigned int i;
-
-	for (i = 0; i < netram_nr_servers(nt); i++) {
-		struct netram_server *srv = nt->servers[i];
-
-		rooms[i].free = atomic64_read(&srv->free_estimate);
-		rooms[i].held = atomic64_read(&srv->held);
-		if (netram_takes_pages(srv))
-			__set_bit(i, &candidates);
-	}
-	return candidates;
-}
 
 static int netram_alloc_slots(struct nswap2l_tier *tier, unsigned int nr, u64 *slot)
 {
@@ -180,27 +130,6 @@ static void netram_emit_table_arg(struct nswap2l_tier *tier, char *result,
 	*sz_ptr = sz;
 }
 
-/* One server's counters, as dmsetup status and sysfs show them. */
-static int netram_format_server(struct netram_server *srv, char *buf, size_t size)
-{
-	enum netram_state state;
-	unsigned int inflight;
-	const char *state_name;
-
-	spin_lock_irq(&srv->lock);
-	state = srv->state;
-	inflight = hweight_long(srv->busy_tags);
-	state_name = srv->failed ? "failed" :
-		     srv->draining && state == NETRAM_UP ? "draining" : netram_state_names[state];
-	spin_unlock_irq(&srv->lock);
-	return scnprintf(buf, size, "%s %s %lld %lld %u %lld %lld %lld %lld %lld %lld",
-			 srv->name, state_name, atomic64_read(&srv->held),
-			 atomic64_read(&srv->free_reported), inflight,
-			 atomic64_read(&srv->bytes_sent), atomic64_read(&srv->bytes_received),
-			 atomic64_read(&srv->errors), atomic64_read(&srv->reconnects),
-			 atomic64_read(&srv->evict_asked), atomic64_read(&srv->evict_moved));
-}
-
 static void netram_emit_status(struct nswap2l_tier *tier, char *result,
 			       unsigned int maxlen, unsigned int *sz_ptr)
 {
@@ -242,6 +171,7 @@ static void netram_destroy_server(struct netram_server *srv)
 
 	netram_stop_server(srv);
 	netram_free_session(srv);
+	/* Its io_work is stopped for good: no sender waits for these pages. */
 	for (tag = 0; srv->msgs && tag < NETRAM_TAGS; tag++)
 		netram_release_sealed(srv, &srv->msgs[tag]);
 	netram_crypt_free(srv);
@@ -318,6 +248,7 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 		goto nomem;
 	*result = srv;
 	srv->nt = nt;
+	srv->ev = &netram_server_events;
 	srv->index = NETRAM_NO_INDEX;
 	srv->addr = *addr;
 	snprintf(srv->name, sizeof(srv->name), "%pI4:%u", &addr->sin_addr,
@@ -436,13 +367,11 @@ static int netram_reuse_slot(struct netram_tier *nt, struct dm_target *ti,
 	srv->addr = *addr;
 	snprintf(srv->name, sizeof(srv->name), "%pI4:%u", &addr->sin_addr,
 		 ntohs(addr->sin_port));
-	srv->state = NETRAM_CONNECTING;
-	srv->failed = false;
+	netram_set_state(srv, NETRAM_CONNECTING);
 	srv->draining = reserved;
 	srv->ever_up = false;
 	srv->first_done = false;
 	srv->first_result = 0;
-	srv->down_since = jiffies;
 	srv->nr_free_keys = 0;
 	srv->evict.nr_keys = 0;
 	srv->evict.nr_replies = 0;
