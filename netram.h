@@ -4,6 +4,8 @@
  * transport and core):
  *
  *   tier_netram.c    tier operations, servers' life cycle, messages
+ *   netram_args.c    the table options: key= client= reliability= protect=
+ *                    timeout=, parsed, checked on reload, printed back
  *   netram_servers.c the transport's events, the watchdog (failure)
  *   netram_conn.c    connection and socket I/O: receiver thread, reconnect,
  *                    the one send/receive helper
@@ -13,7 +15,8 @@
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
  *   netram_recover.c copies lost with a server made again (reliability=)
  *   netram_copies.c  reliability=none and mirror (netram_scheme.h)
- *   netram_parity.c  reliability=parity: groups, their parity, rebuilds
+ *   netram_parity.c  reliability=parity: writing groups and their parity,
+ *                    rebuilds; netram_group.c its table of groups
  *   netram_protect.c protect=: pages encrypted and authenticated end to end
  *   netram_state.c   servers' state machine and accounting, below all of these
  *
@@ -25,7 +28,7 @@
  *     srv->sock_mutex       it may take sock_mutex (never the reverse)
  *       sk_callback_lock    set and restored under sock_mutex; read in
  *                           netram_write_space(), which only queues io_work
- *   p->lock                 parity groups (netram_parity.c); taken with no
+ *   p->lock                 parity groups (netram_group.h); taken with no
  *                           other Network RAM lock held, takes srv->lock
  *                           inside (netram_hold_keys(), netram_release_keys())
  *   srv->lock               a server's queue, keys and state, irq-safe: bios
