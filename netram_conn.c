@@ -255,6 +255,12 @@ static int netram_connect(struct netram_server *srv)
 	mutex_unlock(&srv->sock_mutex);
 
 	spin_lock_irq(&srv->lock);
+	if (srv->state == NETRAM_REMOVED) {
+		/* remove_server took the slot during the handshake */
+		spin_unlock_irq(&srv->lock);
+		netram_release_sock(srv);
+		return -ESHUTDOWN;
+	}
 	netram_set_state(srv, NETRAM_UP);
 	if (srv->ever_up)
 		atomic64_inc(&srv->reconnects);
