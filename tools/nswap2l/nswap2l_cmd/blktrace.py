@@ -220,6 +220,9 @@ def parse(lines, trace=None):
 # recorded it
 RECORD = struct.Struct("=IIQQIIIIIHH")
 RECORD_MAGIC, MAGIC_MASK = 0x65617400, 0xffffff00      # the low byte is the version
+# the three bytes of the magic that are not the version, and where they sit
+_MAGIC_KEY, _MAGIC_AT = ((struct.pack("=I", RECORD_MAGIC)[1:], 1) if sys.byteorder == "little"
+                         else (struct.pack("=I", RECORD_MAGIC)[:3], 0))
 TC_SHIFT = 16                                         # the category bits, above the action
 TC_WRITE, TC_NOTIFY, TC_DISCARD = 1 << 1, 1 << 10, 1 << 13
 TA_QUEUE = 1
@@ -244,6 +247,8 @@ class RecordReader:
         self.pending = b""
         self.index = {}         # device number -> its index in trace.devices_seen
         self.first, self.last = float("inf"), float("-inf")
+        self.synced = False     # a record was read: later garbage is skipped, not fatal
+        self.lost = False       # skipping to the next magic
 
     def comment(self, line):
         """A "# nswap2l-trace ..." line, from outside the records."""
@@ -263,9 +268,23 @@ class RecordReader:
         while len(buf) - offset >= size:
             magic, _, ns, sector, nbytes, action, _, number, _, _, pdu_len = unpack(buf, offset)
             if magic & MAGIC_MASK != RECORD_MAGIC:
-                raise ValueError(f"not blktrace records (no magic at byte {offset} of a piece)")
+                if not self.synced:
+                    raise ValueError(f"not blktrace records (no magic at byte {offset} of a piece)")
+                # blktrace -o - has handed over a record without its magic in
+                # the middle of a stream (several devices and CPUs, thousands
+                # of bios a second): one record is lost, not the trace
+                if not self.lost:
+                    trace.skipped += 1
+                    self.lost = True
+                found = buf.find(_MAGIC_KEY, offset + 1 + _MAGIC_AT)
+                if found < 0:
+                    offset = max(offset + 1, len(buf) - len(_MAGIC_KEY))
+                    break
+                offset = found - _MAGIC_AT
+                continue
             if len(buf) - offset < size + pdu_len:
                 break
+            self.synced, self.lost = True, False
             offset += size + pdu_len
             category = action >> TC_SHIFT
             if category & TC_NOTIFY:        # process names, timestamps, messages

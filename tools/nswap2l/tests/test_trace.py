@@ -203,6 +203,17 @@ class TestRecords(unittest.TestCase):
         with self.assertRaises(ValueError):
             self.read(b"x" * 48, 48)
 
+    def test_a_record_without_its_magic_mid_stream(self):
+        # One record lost, counted; the ones after it read, in pieces of any size.
+        data = self.records()
+        broken = data[:48] + b"\0" * 20 + data[48 + 8 + 48:]      # the notify record, mangled
+        for piece in (1, 5, 48, 1000):
+            trace = self.read(broken, piece)
+            self.assertEqual(list(trace.bios("8,16")), [(1.0, "read", 8, 8),
+                                                        (2.0, "discard", 16, 8),
+                                                        (3.0, "write", 64, 16)], piece)
+            self.assertEqual(trace.skipped, 1, piece)
+
 
 class TestEmpty(unittest.TestCase):
     def test_empty(self):
