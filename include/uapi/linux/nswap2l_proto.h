@@ -70,6 +70,16 @@
  *                              client_nonce || server_nonce)
  *   otk       = HMAC-SHA256(key(dir), le64 seq)
  *   MAC       = Poly1305(otk, header || payload)
+ * except that a GET reply's MAC, with NSWAP2L_CAP_SEALED_GET in effect,
+ * covers its header and seals and not its pages:
+ *   MAC       = Poly1305(otk, header || seals)
+ * Each page is then checked by its own seal alone (the client's AEAD tag
+ * over exactly those bytes), so a page read is authenticated once, not
+ * twice; the client takes a page whose seal fails as it takes a wrong MAC
+ * (the connection closes, the GET goes again), and fails the read only
+ * when the same page fails again on a new connection (the server holds it
+ * altered).  A PUT's MAC always covers its pages: the server cannot check
+ * seals, and must not store bytes changed on the way.
  * label(dir) is "nswap2l-c2s-v3" for the client's messages and
  * "nswap2l-s2c-v3" for the server's; seq counts the messages of that
  * direction from 0, the first after the AUTH reply.  A message whose MAC
@@ -93,6 +103,8 @@
 #define NSWAP2L_PROTO_MAX_PAGES		64
 /* Keys in one FREE or EVICT. */
 #define NSWAP2L_PROTO_MAX_KEYS		1024
+/* Keys to free carried by one PUT (NSWAP2L_CAP_PUT_FREES). */
+#define NSWAP2L_PROTO_MAX_PUT_FREES	64
 /* Page keys are below this (48 bits: room in the client's map entry). */
 #define NSWAP2L_PROTO_KEY_LIMIT		(1ULL << 48)
 
@@ -122,9 +134,10 @@
  */
 #define NSWAP2L_PROTO_SEAL_SIZE		24
 
-/* Largest payload any message may announce: a full PUT. */
+/* Largest payload any message may announce: a full PUT, with frees. */
 #define NSWAP2L_PROTO_MAX_PAYLOAD \
-	(NSWAP2L_PROTO_MAX_PAGES * (8 + NSWAP2L_PROTO_SEAL_SIZE + NSWAP2L_PROTO_PAGE_SIZE))
+	(NSWAP2L_PROTO_MAX_PAGES * (8 + NSWAP2L_PROTO_SEAL_SIZE + NSWAP2L_PROTO_PAGE_SIZE) + \
+	 NSWAP2L_PROTO_MAX_PUT_FREES * 8)
 
 enum nswap2l_msg_type {
 	/* c->s: struct nswap2l_hello; reply: struct nswap2l_hello_reply */
@@ -132,9 +145,15 @@ enum nswap2l_msg_type {
 	/* c->s: struct nswap2l_auth; reply: struct nswap2l_auth (server MAC) */
 	NSWAP2L_MSG_AUTH	= 2,
 	/*
-	 * c->s: count __le64 keys, then count seals, then count pages of
-	 * data, all in key order.  Stores or overwrites every page with its
-	 * seal, or (status NOSPC) none of them.  Reply: no payload.
+	 * c->s: count __le64 keys, then count seals, then, with
+	 * NSWAP2L_CAP_PUT_FREES in effect, 0 to NSWAP2L_PROTO_MAX_PUT_FREES
+	 * __le64 keys of pages to free (as many as header.length leaves room
+	 * for), then count pages of data; keys, seals and pages in key order.
+	 * The keys to free are freed first, as by a FREE (missing keys are
+	 * ignored; a freed key is never one of this PUT's own), so that a
+	 * write costs one message however often it overwrites.  Then stores or
+	 * overwrites every page with its seal, or (status NOSPC) none of them.
+	 * Reply: no payload.
 	 */
 	NSWAP2L_MSG_PUT		= 3,
 	/*
@@ -174,9 +193,20 @@ enum nswap2l_status {
 					   NSWAP2L_CAP_NO_CLIENT): connection closes */
 };
 
-/* Capabilities, announced in HELLO and HELLO reply. */
+/*
+ * Capabilities, announced in HELLO and HELLO reply.  The first two are the
+ * client's; each of the others is in effect when both the HELLO and its
+ * reply carry it (a server announces the ones it implements).
+ */
 #define NSWAP2L_CAP_EVICT	(1ULL << 0)	/* client takes EVICT messages */
 #define NSWAP2L_CAP_NO_CLIENT	(1ULL << 1)	/* client knows NSWAP2L_ERR_NO_CLIENT */
+/*
+ * The client checks every page it reads by its seal (page protection on):
+ * a GET reply's MAC leaves the pages out (see Session integrity).
+ */
+#define NSWAP2L_CAP_SEALED_GET	(1ULL << 2)
+/* A PUT may carry keys to free (see NSWAP2L_MSG_PUT). */
+#define NSWAP2L_CAP_PUT_FREES	(1ULL << 3)
 
 /*
  * Header flags: 0, except in the AUTH reply, where the server says whether
