@@ -27,6 +27,11 @@
  */
 #define SERVER_CAPABILITIES (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES)
 
+static bool in_effect(const struct conn *conn, uint64_t cap)
+{
+	return conn->capabilities & SERVER_CAPABILITIES & cap;
+}
+
 /* Every change of a connection's buffers: its count, its client's and the server's. */
 static void charge(struct conn *conn, ptrdiff_t bytes)
 {
@@ -145,7 +150,8 @@ void conn_close(struct conn *conn)
 /*
  * Everything a connection sends goes through here.  Once it is closing,
  * nothing more: what is queued then is sent as it is, and an allocation
- * failure drops the queue rather than leave half a message in it.
+ * failure drops the queue rather than leave half a message in it.  In a
+ * session the message's MAC covers the bytes when mac_covers says so.
  */
 static void queue_covered(struct conn *conn, const void *data, size_t len, bool mac_covers)
 {
@@ -417,7 +423,7 @@ static void handle_get(struct conn *conn, const struct proto_request *req)
 	const uint8_t *seals[NSWAP2L_PROTO_MAX_PAGES], *pages[NSWAP2L_PROTO_MAX_PAGES];
 	uint32_t i, count = req->hdr.count;
 	/* the client checks each page by its seal: the MAC leaves the pages out */
-	bool mac_covers_pages = !(conn->capabilities & NSWAP2L_CAP_SEALED_GET);
+	bool mac_covers_pages = !in_effect(conn, NSWAP2L_CAP_SEALED_GET);
 
 	conn->srv->requests_get++;
 	if (store_get(&conn->srv->pool, &conn->ns->pages, req->keys, count, seals, pages) !=
