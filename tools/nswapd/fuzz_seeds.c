@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	put_freeing(&s, 11, 9, 2, 6, 3);
 	keys(&s, NSWAP2L_MSG_GET, 12, 9, 2);
 	keys(&s, NSWAP2L_MSG_GET, 13, 7, 1);
-	put_freeing(&s, 14, 20, 1, 9, NSWAP2L_PROTO_MAX_PUT_FREES);
+	put_freeing(&s, 14, 100, 1, 9, NSWAP2L_PROTO_MAX_PUT_FREES);
 	put_freeing(&s, 15, 30, 2, 31, 1);
 	write_seed(argv[1], "put-frees", &s);
 
