@@ -21,6 +21,17 @@
 #include "log.h"
 #include "server.h"
 
+/*
+ * Announced in the HELLO reply; each of the last two is in effect on a
+ * connection whose HELLO carried it too (NSWAP2L_CAP_EVICT is the client's).
+ */
+#define SERVER_CAPABILITIES (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES)
+
+static bool in_effect(const struct conn *conn, uint64_t cap)
+{
+	return conn->capabilities & SERVER_CAPABILITIES & cap;
+}
+
 /* Every change of a connection's buffers: its count, its client's and the server's. */
 static void charge(struct conn *conn, ptrdiff_t bytes)
 {
@@ -139,9 +150,10 @@ void conn_close(struct conn *conn)
 /*
  * Everything a connection sends goes through here.  Once it is closing,
  * nothing more: what is queued then is sent as it is, and an allocation
- * failure drops the queue rather than leave half a message in it.
+ * failure drops the queue rather than leave half a message in it.  In a
+ * session the message's MAC covers the bytes when mac_covers says so.
  */
-static void queue(struct conn *conn, const void *data, size_t len)
+static void queue_covered(struct conn *conn, const void *data, size_t len, bool mac_covers)
 {
 	if (conn->state == CONN_CLOSING)
 		return;
@@ -151,10 +163,15 @@ static void queue(struct conn *conn, const void *data, size_t len)
 		conn->state = CONN_CLOSING;
 		return;
 	}
-	if (conn->tx_mac_open)
+	if (conn->tx_mac_open && mac_covers)
 		auth_message_update(&conn->tx_mac, data, len);
 	if (conn->ns)
 		conn->ns->stats.bytes_out += len;
+}
+
+static void queue(struct conn *conn, const void *data, size_t len)
+{
+	queue_covered(conn, data, len, true);
 }
 
 /*
@@ -251,7 +268,7 @@ static void handle_hello(struct conn *conn, const struct proto_request *req)
 	struct nswap2l_hello_reply reply = {
 		.version = NSWAP2L_PROTO_VERSION,
 		.max_pages = NSWAP2L_PROTO_MAX_PAGES,
-		.capabilities = NSWAP2L_CAP_EVICT,
+		.capabilities = SERVER_CAPABILITIES,
 	};
 	uint8_t header[PROTO_HEADER_SIZE], payload[sizeof(struct nswap2l_hello_reply)];
 	struct proto_header hdr;
@@ -370,15 +387,34 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 		      conn->capabilities & NSWAP2L_CAP_EVICT ? ", takes EVICT" : "");
 }
 
+/* Frees keys as a FREE does: missing keys ignored, accounts and counters follow. */
+static void free_keys(struct conn *conn, const uint8_t *keys, uint32_t count)
+{
+	size_t used_before = conn->ns->pages.used;
+	uint32_t were_asked;
+
+	conn->srv->keys_freed += store_free(&conn->srv->pool, &conn->ns->pages, keys, count,
+					    &were_asked);
+	server_pages_changed(conn->ns, used_before);
+	conn->ns->stats.evict_returned += were_asked;
+}
+
+/* The keys to free first, so that they make room for the pages; those stay freed on NOSPC. */
 static void handle_put(struct conn *conn, const struct proto_request *req)
 {
 	struct server *srv = conn->srv;
-	size_t used_before = conn->ns->pages.used;
+	size_t used_before;
 	enum store_status status;
 
+	srv->requests_put++;
+	if (req->nr_frees)
+		free_keys(conn, req->frees, req->nr_frees);
+	used_before = conn->ns->pages.used;
 	status = store_put(&srv->pool, &conn->ns->pages, req->keys, req->seals, req->pages,
 			   req->hdr.count, server_client_room(srv, conn->ns));
 	server_pages_changed(conn->ns, used_before);
+	if (status == STORE_OK)
+		srv->pages_put += req->hdr.count;
 	queue_reply(conn, &req->hdr, status == STORE_OK ? NSWAP2L_OK : NSWAP2L_ERR_NOSPC, 0);
 }
 
@@ -386,7 +422,10 @@ static void handle_get(struct conn *conn, const struct proto_request *req)
 {
 	const uint8_t *seals[NSWAP2L_PROTO_MAX_PAGES], *pages[NSWAP2L_PROTO_MAX_PAGES];
 	uint32_t i, count = req->hdr.count;
+	/* the client checks each page by its seal: the MAC leaves the pages out */
+	bool mac_covers_pages = !in_effect(conn, NSWAP2L_CAP_SEALED_GET);
 
+	conn->srv->requests_get++;
 	if (store_get(&conn->srv->pool, &conn->ns->pages, req->keys, count, seals, pages) !=
 	    STORE_OK) {
 		queue_reply(conn, &req->hdr, NSWAP2L_ERR_NOENT, 0);
@@ -397,17 +436,13 @@ static void handle_get(struct conn *conn, const struct proto_request *req)
 	for (i = 0; i < count; i++)
 		queue(conn, seals[i], PROTO_SEAL_SIZE);
 	for (i = 0; i < count; i++)
-		queue(conn, pages[i], PROTO_PAGE_SIZE);
+		queue_covered(conn, pages[i], PROTO_PAGE_SIZE, mac_covers_pages);
 }
 
 static void handle_free(struct conn *conn, const struct proto_request *req)
 {
-	size_t used_before = conn->ns->pages.used;
-	uint32_t were_asked;
-
-	store_free(&conn->srv->pool, &conn->ns->pages, req->keys, req->hdr.count, &were_asked);
-	server_pages_changed(conn->ns, used_before);
-	conn->ns->stats.evict_returned += were_asked;
+	conn->srv->requests_free++;
+	free_keys(conn, req->keys, req->hdr.count);
 	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
 }
 
@@ -524,7 +559,7 @@ static enum proto_result next_handshake_message(struct conn *conn, struct proto_
 	size_t avail = conn->in_len - conn->in_start;
 	const char *why = NULL;
 
-	switch (proto_decode_request(msg, avail, req, used, &why)) {
+	switch (proto_decode_request(msg, avail, 0, req, used, &why)) {
 	case PROTO_NEED_MORE:
 		if (*used > CONN_INPUT_HANDSHAKE) {
 			conn_fail(conn, &req->hdr, "message too long before authentication");
@@ -573,7 +608,8 @@ static enum proto_result next_session_message(struct conn *conn, struct proto_re
 	}
 	/* checked once, also when the message then waits for room */
 	conn->in_verified = true;
-	if (proto_decode_request(msg, size, req, used, &why) != PROTO_COMPLETE) {
+	if (proto_decode_request(msg, size, conn->capabilities & SERVER_CAPABILITIES, req, used,
+				 &why) != PROTO_COMPLETE) {
 		/* the peer's own header: the INVALID reply may echo it */
 		conn_fail(conn, &req->hdr, why);
 		return PROTO_INVALID;

@@ -24,18 +24,23 @@ static void zero_nonce(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE])
 }
 
 /*
- * Decodes the stream message by message with the parser alone; the
- * framing a session goes by (its length field only) finds the same ends.
+ * Decodes the stream message by message with the parser alone, with the
+ * capabilities caps in effect; the framing a session goes by (its length
+ * field only) finds the same ends, and a PUT's parts fill its payload.
  */
-static void fuzz_parser_alone(const uint8_t *data, size_t size)
+static void fuzz_parser_alone(const uint8_t *data, size_t size, uint64_t caps)
 {
 	struct proto_request req;
 	const char *why;
 	size_t used, framed;
 
-	while (proto_decode_request(data, size, &req, &used, &why) == PROTO_COMPLETE) {
+	while (proto_decode_request(data, size, caps, &req, &used, &why) == PROTO_COMPLETE) {
 		FUZZ_ASSERT(used >= PROTO_HEADER_SIZE && used <= size);
 		FUZZ_ASSERT(proto_frame(data, size, &framed, &why) == PROTO_COMPLETE && framed == used);
+		if (req.hdr.type == NSWAP2L_MSG_PUT)
+			FUZZ_ASSERT(req.nr_frees <= NSWAP2L_PROTO_MAX_PUT_FREES &&
+				    (req.nr_frees == 0 || (caps & NSWAP2L_CAP_PUT_FREES)) &&
+				    req.pages + (size_t)req.hdr.count * PROTO_PAGE_SIZE == data + used);
 		data += used;
 		size -= used;
 	}
@@ -81,7 +86,15 @@ static void drain_output(struct conn *conn)
 			size_t size = PROTO_HEADER_SIZE + hdr.length;
 
 			FUZZ_ASSERT(len - pos >= size + sizeof(mac));
-			auth_message_mac(conn->keys.s2c, peer_rx_seq++, stream + pos, size, mac);
+			/* with SEALED_GET, a GET reply's MAC covers its header and seals only */
+			if (hdr.type == (NSWAP2L_MSG_GET | NSWAP2L_MSG_REPLY) &&
+			    hdr.status == NSWAP2L_OK &&
+			    (conn->capabilities & NSWAP2L_CAP_SEALED_GET))
+				auth_message_mac(conn->keys.s2c, peer_rx_seq++, stream + pos,
+						 PROTO_HEADER_SIZE + hdr.count * PROTO_SEAL_SIZE, mac);
+			else
+				auth_message_mac(conn->keys.s2c, peer_rx_seq++, stream + pos, size,
+						 mac);
 			FUZZ_ASSERT(auth_message_mac_equal(mac, stream + pos + size));
 			pos += sizeof(mac);
 		}
@@ -99,6 +112,8 @@ static void check_counts(const struct server *srv)
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		pages += ns->pages.used;
 	FUZZ_ASSERT(pages == server_held_pages(srv));
+	/* every page held came in a PUT, and every key freed was held (overwrites aside) */
+	FUZZ_ASSERT(server_held_pages(srv) + srv->keys_freed <= srv->pages_put);
 	/* each client's count, kept as pages come and go, is its namespaces' sum */
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		uint64_t of_client = 0;
@@ -165,7 +180,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	log_setup(LOG_LEVEL_ERROR, false);
 	data += FUZZ_CONFIG_SIZE;
 	size -= FUZZ_CONFIG_SIZE;
-	fuzz_parser_alone(data, size);
+	fuzz_parser_alone(data, size, 0);
+	fuzz_parser_alone(data, size, NSWAP2L_CAP_PUT_FREES);
 
 	if (config[FUZZ_FLAGS] & FUZZ_KEYED) {
 		cfg.keys.shared = true;

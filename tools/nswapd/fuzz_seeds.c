@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Writes the seed corpus of fuzz_parser into a directory: well-formed
- * sessions (keyed and not, with PUT/GET/FREE, an eviction round answered,
+ * sessions (keyed and not, with PUT/GET/FREE, with and without the
+ * capabilities SEALED_GET and PUT_FREES, an eviction round answered,
  * a peer that does not read, a message sent too slowly), one seed per
  * kind of malformed message and one injected without the key, so the
  * fuzzer starts past the handshake.
  * Layout of an input: fuzz_input.h.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth.h"
+#include "byteorder.h"
 #include "fuzz_input.h"
 #include "proto.h"
 
@@ -93,7 +96,9 @@ static void expected_hello_reply(uint8_t header[PROTO_HEADER_SIZE],
 				    .length = sizeof(struct nswap2l_hello_reply) };
 	struct nswap2l_hello_reply reply = { .version = NSWAP2L_PROTO_VERSION,
 					     .max_pages = NSWAP2L_PROTO_MAX_PAGES,
-					     .capabilities = NSWAP2L_CAP_EVICT };
+					     .capabilities = NSWAP2L_CAP_EVICT |
+							     NSWAP2L_CAP_SEALED_GET |
+							     NSWAP2L_CAP_PUT_FREES };
 
 	proto_encode_header(header, &hdr);
 	proto_encode_hello_reply(payload, &reply);
@@ -131,29 +136,49 @@ static void handshake(struct seed *s, bool keyed, uint64_t caps)
 	s->msg_start = s->len;
 }
 
-static void keys(struct seed *s, uint16_t type, uint32_t tag, uint64_t first, uint32_t count)
+static void add_keys(struct seed *s, uint64_t first, uint32_t count)
 {
 	uint8_t buf[8];
 	uint32_t i;
 
-	header(s, type, tag, count,
-	       count * (8 + (type == NSWAP2L_MSG_PUT ? PROTO_SEAL_SIZE + PROTO_PAGE_SIZE : 0)), 0);
 	for (i = 0; i < count; i++) {
 		proto_put_key(buf, 0, first + i);
 		add(s, buf, sizeof(buf));
 	}
-	if (type == NSWAP2L_MSG_PUT) {
-		static uint8_t seal[PROTO_SEAL_SIZE], page[PROTO_PAGE_SIZE];
+}
 
-		for (i = 0; i < count; i++) {
-			memset(seal, (int)(first + i) ^ 0x5e, sizeof(seal));
-			add(s, seal, sizeof(seal));
-		}
-		for (i = 0; i < count; i++) {
-			memset(page, (int)(first + i), sizeof(page));
-			add(s, page, sizeof(page));
-		}
+/*
+ * A PUT (with NSWAP2L_CAP_PUT_FREES, freeing keys free_first.. free_first +
+ * nr_frees - 1), GET or FREE of keys first.. first + count - 1.
+ */
+static void put_freeing(struct seed *s, uint32_t tag, uint64_t first, uint32_t count,
+			uint64_t free_first, uint32_t nr_frees)
+{
+	static uint8_t seal[PROTO_SEAL_SIZE], page[PROTO_PAGE_SIZE];
+	uint32_t i;
+
+	header(s, NSWAP2L_MSG_PUT, tag, count,
+	       count * (8 + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE) + nr_frees * 8, 0);
+	add_keys(s, first, count);
+	for (i = 0; i < count; i++) {
+		memset(seal, (int)(first + i) ^ 0x5e, sizeof(seal));
+		add(s, seal, sizeof(seal));
 	}
+	add_keys(s, free_first, nr_frees);
+	for (i = 0; i < count; i++) {
+		memset(page, (int)(first + i), sizeof(page));
+		add(s, page, sizeof(page));
+	}
+}
+
+static void keys(struct seed *s, uint16_t type, uint32_t tag, uint64_t first, uint32_t count)
+{
+	if (type == NSWAP2L_MSG_PUT) {
+		put_freeing(s, tag, first, count, 0, 0);
+		return;
+	}
+	header(s, type, tag, count, count * 8, 0);
+	add_keys(s, first, count);
 }
 
 static void write_seed(const char *dir, const char *name, struct seed *s)
@@ -173,7 +198,7 @@ static void write_seed(const char *dir, const char *name, struct seed *s)
 int main(int argc, char **argv)
 {
 	static struct seed s;
-	uint8_t raw[64];
+	uint8_t raw[64] = { 0 };
 	uint32_t i;
 
 	if (argc != 2) {
@@ -189,6 +214,52 @@ int main(int argc, char **argv)
 	keys(&s, NSWAP2L_MSG_FREE, 12, 7, 1);
 	keys(&s, NSWAP2L_MSG_GET, 13, 7, 2);
 	write_seed(argv[1], "session-keyed", &s);
+
+	/*
+	 * both capabilities: PUTs that free earlier keys (one missing), GET
+	 * replies MACed over header and seals; then a PUT freeing its own key
+	 */
+	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
+	handshake(&s, true, NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 7, 2);
+	put_freeing(&s, 11, 9, 2, 6, 3);
+	keys(&s, NSWAP2L_MSG_GET, 12, 9, 2);
+	keys(&s, NSWAP2L_MSG_GET, 13, 7, 1);
+	put_freeing(&s, 14, 100, 1, 9, NSWAP2L_PROTO_MAX_PUT_FREES);
+	put_freeing(&s, 15, 30, 2, 31, 1);
+	write_seed(argv[1], "put-frees", &s);
+
+	/* --max of 4 pages: the frees make room for the PUT; a PUT past it still frees */
+	config(&s, 0, 255, 15, 1000, 0);
+	s.data[FUZZ_MAX] = 1;
+	handshake(&s, false, NSWAP2L_CAP_PUT_FREES);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 0, 4);
+	put_freeing(&s, 11, 4, 2, 0, 2);
+	put_freeing(&s, 12, 6, 4, 2, 1);
+	keys(&s, NSWAP2L_MSG_GET, 13, 3, 2);
+	write_seed(argv[1], "put-frees-nospc", &s);
+
+	/* malformed frees: more than allowed, part of a key, frees without the capability */
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, NSWAP2L_CAP_PUT_FREES);
+	put_freeing(&s, 10, 0, 1, 100, NSWAP2L_PROTO_MAX_PUT_FREES + 1);
+	write_seed(argv[1], "put-frees-too-many", &s);
+
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, NSWAP2L_CAP_PUT_FREES);
+	put_freeing(&s, 10, 0, 1, 0, 0);
+	/* 4 more bytes in the length and the payload: half a key to free */
+	store_le32(s.data + s.msg_start + offsetof(struct nswap2l_msg_header, length),
+		   8 + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE + 4);
+	add(&s, raw, 4);
+	write_seed(argv[1], "put-frees-partial-key", &s);
+
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, NSWAP2L_CAP_SEALED_GET);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 0, 1);
+	keys(&s, NSWAP2L_MSG_GET, 11, 0, 1);
+	put_freeing(&s, 12, 1, 1, 0, 1);
+	write_seed(argv[1], "put-frees-without-cap", &s);
 
 	/* wrong key: the MAC of an unkeyed session does not verify */
 	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);

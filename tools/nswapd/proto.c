@@ -43,8 +43,24 @@ void proto_encode_header(uint8_t buf[PROTO_HEADER_SIZE], const struct proto_head
 	store_le64(buf + HDR_OFF(free_pages), hdr->free_pages);
 }
 
+/*
+ * With NSWAP2L_CAP_PUT_FREES, the keys to free that a PUT carries: what its
+ * length leaves after its pages, whole keys, at most MAX_PUT_FREES.
+ */
+static const char *check_put_frees(const struct proto_header *hdr)
+{
+	/* count <= MAX_PAGES: no overflow */
+	uint32_t items = hdr->count * (PROTO_KEY_SIZE + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE);
+
+	if (hdr->length < items || (hdr->length - items) % PROTO_KEY_SIZE)
+		return "length does not match type and count";
+	if ((hdr->length - items) / PROTO_KEY_SIZE > NSWAP2L_PROTO_MAX_PUT_FREES)
+		return "too many keys to free in PUT";
+	return NULL;
+}
+
 /* The payload length a request of this type and count must have. */
-static const char *check_count_and_length(const struct proto_header *hdr)
+static const char *check_count_and_length(const struct proto_header *hdr, uint64_t caps)
 {
 	uint32_t max_count, per_item, fixed = 0;
 
@@ -84,13 +100,15 @@ static const char *check_count_and_length(const struct proto_header *hdr)
 		return max_count ? "count over limit" : "count in a message without items";
 	if (per_item && !hdr->count)
 		return "count zero";
+	if (hdr->type == NSWAP2L_MSG_PUT && (caps & NSWAP2L_CAP_PUT_FREES))
+		return check_put_frees(hdr);
 	/* max_count * per_item <= NSWAP2L_PROTO_MAX_PAYLOAD: no overflow */
 	if (hdr->length != fixed + hdr->count * per_item)
 		return "length does not match type and count";
 	return NULL;
 }
 
-const char *proto_check_request_header(const struct proto_header *hdr)
+const char *proto_check_request_header(const struct proto_header *hdr, uint64_t caps)
 {
 	if (hdr->magic != NSWAP2L_PROTO_MAGIC)
 		return "bad magic";
@@ -104,7 +122,7 @@ const char *proto_check_request_header(const struct proto_header *hdr)
 	} else if (hdr->status) {
 		return "status set in request";
 	}
-	return check_count_and_length(hdr);
+	return check_count_and_length(hdr, caps);
 }
 
 enum proto_result proto_frame(const uint8_t *buf, size_t len, size_t *size, const char **why)
@@ -182,7 +200,26 @@ static const char *check_keys(const uint8_t *keys, uint32_t count)
 	return NULL;
 }
 
-enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
+/*
+ * A PUT that frees one of its own keys: the order of the two would decide
+ * whether the page is kept, and the client never sends one.  At most
+ * MAX_PAGES * MAX_PUT_FREES comparisons.
+ */
+static const char *check_frees_not_own(const struct proto_request *req)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < req->nr_frees; i++) {
+		uint64_t key = proto_key(req->frees, i);
+
+		for (j = 0; j < req->hdr.count; j++)
+			if (proto_key(req->keys, j) == key)
+				return "PUT frees one of its own keys";
+	}
+	return NULL;
+}
+
+enum proto_result proto_decode_request(const uint8_t *buf, size_t len, uint64_t caps,
 				       struct proto_request *req, size_t *used,
 				       const char **why)
 {
@@ -193,7 +230,7 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
 	if (len < PROTO_HEADER_SIZE)
 		return PROTO_NEED_MORE;
 	proto_decode_header(buf, hdr);
-	*why = proto_check_request_header(hdr);
+	*why = proto_check_request_header(hdr, caps);
 	if (*why)
 		return PROTO_INVALID;
 	size = PROTO_HEADER_SIZE + (size_t)hdr->length;
@@ -205,6 +242,8 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
 	req->payload = buf + PROTO_HEADER_SIZE;
 	req->keys = NULL;
 	req->seals = NULL;
+	req->frees = NULL;
+	req->nr_frees = 0;
 	req->pages = NULL;
 	req->mac = NULL;
 	switch (hdr->type) {
@@ -219,9 +258,22 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
 		req->mac = req->payload;
 		break;
 	case NSWAP2L_MSG_PUT:
-		/* seals, then pages, follow the keys, which are checked like GET's and FREE's */
-		req->seals = req->payload + (size_t)hdr->count * PROTO_KEY_SIZE;
-		req->pages = req->seals + (size_t)hdr->count * PROTO_SEAL_SIZE;
+		/*
+		 * seals, keys to free (the length left by the pages, checked
+		 * above) and pages follow the keys; all keys are checked like
+		 * GET's and FREE's
+		 */
+		req->keys = req->payload;
+		req->seals = req->keys + (size_t)hdr->count * PROTO_KEY_SIZE;
+		req->frees = req->seals + (size_t)hdr->count * PROTO_SEAL_SIZE;
+		req->nr_frees = (hdr->length - hdr->count * (PROTO_KEY_SIZE + PROTO_SEAL_SIZE +
+							     PROTO_PAGE_SIZE)) / PROTO_KEY_SIZE;
+		req->pages = req->frees + (size_t)req->nr_frees * PROTO_KEY_SIZE;
+		*why = check_keys(req->frees, req->nr_frees);
+		if (!*why)
+			*why = check_frees_not_own(req);
+		if (*why)
+			return PROTO_INVALID;
 		/* fall through */
 	case NSWAP2L_MSG_GET:
 	case NSWAP2L_MSG_FREE:

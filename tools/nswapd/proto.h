@@ -36,8 +36,9 @@ struct proto_header {
 /*
  * A validated client->server message.  keys point into the receive buffer
  * (little-endian, read them with proto_key()); for PUT, seals follows the
- * keys, count * PROTO_SEAL_SIZE bytes, and pages the seals, count *
- * PROTO_PAGE_SIZE bytes.
+ * keys, count * PROTO_SEAL_SIZE bytes, then frees, nr_frees keys to free
+ * (NSWAP2L_CAP_PUT_FREES; none of them one of the PUT's keys), then pages,
+ * count * PROTO_PAGE_SIZE bytes.
  */
 struct proto_request {
 	struct proto_header hdr;
@@ -45,6 +46,8 @@ struct proto_request {
 	const uint8_t *payload;
 	const uint8_t *keys;
 	const uint8_t *seals;
+	const uint8_t *frees;
+	uint32_t nr_frees;
 	const uint8_t *pages;
 	struct nswap2l_hello hello;	/* HELLO only, decoded */
 	const uint8_t *mac;		/* AUTH only */
@@ -61,18 +64,20 @@ void proto_encode_header(uint8_t buf[PROTO_HEADER_SIZE], const struct proto_head
 
 /*
  * Checks a client->server header on its own (magic, type, flags, status,
- * count, length).  Returns NULL when valid, else the reason.
+ * count, length), caps being the capabilities in effect on the connection
+ * (a PUT's length depends on NSWAP2L_CAP_PUT_FREES).  Returns NULL when
+ * valid, else the reason.
  */
-const char *proto_check_request_header(const struct proto_header *hdr);
+const char *proto_check_request_header(const struct proto_header *hdr, uint64_t caps);
 
 /*
- * Decodes the first message of buf[0..len).  On PROTO_COMPLETE *used is its
+ * Decodes the first message of buf[0..len), caps as above.  On PROTO_COMPLETE *used is its
  * size; on PROTO_NEED_MORE *used is the size the whole message will have
  * once its header is known (0 before that), so the caller can make room
  * for it; on PROTO_INVALID *why says what is wrong.  Checks everything that
  * needs no state: header limits, length against type and count, key range.
  */
-enum proto_result proto_decode_request(const uint8_t *buf, size_t len,
+enum proto_result proto_decode_request(const uint8_t *buf, size_t len, uint64_t caps,
 				       struct proto_request *req, size_t *used,
 				       const char **why);
 

@@ -117,6 +117,9 @@ struct server {
 	uint32_t next_evict_tag;
 	uint64_t protocol_errors, auth_failures;
 	uint64_t mac_failures;		/* messages whose session MAC was wrong */
+	/* requests answered, pages stored by PUTs, keys freed (by FREEs and PUTs) */
+	uint64_t requests_put, requests_get, requests_free;
+	uint64_t pages_put, keys_freed;
 	size_t buffer_bytes;		/* of connections, held against cfg.buffer_budget */
 	size_t client_buffer_budget;	/* what of it the connections of one client may hold */
 	unsigned int room_waiters;	/* connections waiting for buffer room */

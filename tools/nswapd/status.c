@@ -21,7 +21,7 @@ static int render_line(struct outq *out, const char *fmt, ...) __attribute__((fo
 
 static int render_line(struct outq *out, const char *fmt, ...)
 {
-	char line[1024];
+	char line[2048];
 	va_list ap;
 	int n;
 
@@ -60,7 +60,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			"connections_refused=%llu connections_replaced=%llu buffer_bytes=%zu "
 			"buffer_budget=%zu client_buffer_budget=%zu max_connections_per_client=%u "
 			"client_connections_refused=%llu max_namespaces_per_client=%u "
-			"client_namespaces_refused=%llu",
+			"client_namespaces_refused=%llu requests_put=%llu requests_get=%llu "
+			"requests_free=%llu pages_put=%llu keys_freed=%llu",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -82,7 +83,12 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			srv->cfg.max_conns_per_client,
 			(unsigned long long)srv->client_conns_refused,
 			srv->cfg.max_namespaces_per_client,
-			(unsigned long long)srv->client_namespaces_refused))
+			(unsigned long long)srv->client_namespaces_refused,
+			(unsigned long long)srv->requests_put,
+			(unsigned long long)srv->requests_get,
+			(unsigned long long)srv->requests_free,
+			(unsigned long long)srv->pages_put,
+			(unsigned long long)srv->keys_freed))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24], quota[24];
@@ -224,6 +230,9 @@ static void print_human_server(const struct record *rec)
 	       bytes_or_none(rec, "buffer_bytes", a, sizeof(a)),
 	       bytes_or_none(rec, "buffer_budget", b, sizeof(b)),
 	       bytes_or_none(rec, "client_buffer_budget", c, sizeof(c)));
+	printf("  requests:         %s PUT (%s pages stored), %s GET, %s FREE; %s keys freed\n",
+	       field(rec, "requests_put"), field(rec, "pages_put"), field(rec, "requests_get"),
+	       field(rec, "requests_free"), field(rec, "keys_freed"));
 	printf("  protocol errors:  %s\n", field(rec, "protocol_errors"));
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
 	printf("  MAC failures:     %s\n", field(rec, "mac_failures"));

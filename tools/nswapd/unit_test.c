@@ -532,7 +532,7 @@ static enum proto_result decode(const uint8_t *buf, size_t len, size_t *used, co
 	struct proto_request req;
 
 	*why = NULL;
-	return proto_decode_request(buf, len, &req, used, why);
+	return proto_decode_request(buf, len, 0, &req, used, why);
 }
 
 static void test_parser(void)
@@ -543,23 +543,66 @@ static void test_parser(void)
 	struct proto_request req;
 	const char *why;
 	size_t len, used;
+	uint32_t i;
 
 	len = build(buf, NSWAP2L_MSG_GET, 2, 16, keys, 2);
 	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE && used == len);
-	CHECK(proto_decode_request(buf, len, &req, &used, &why) == PROTO_COMPLETE &&
+	CHECK(proto_decode_request(buf, len, 0, &req, &used, &why) == PROTO_COMPLETE &&
 	      proto_key(req.keys, 1) == NSWAP2L_PROTO_KEY_LIMIT - 1);
 	/* header only: not complete, but the full size is known */
 	CHECK(decode(buf, PROTO_HEADER_SIZE, &used, &why) == PROTO_NEED_MORE && used == len);
 	CHECK(decode(buf, 10, &used, &why) == PROTO_NEED_MORE && used == 0);
 
-	len = build(buf, NSWAP2L_MSG_PUT, 64, NSWAP2L_PROTO_MAX_PAYLOAD, keys, 2);
+	len = build(buf, NSWAP2L_MSG_PUT, 64, 64 * PUT_ITEM_SIZE, keys, 2);
 	CHECK(decode(buf, len, &used, &why) == PROTO_COMPLETE);
 	CHECK(decode(buf, len - 1, &used, &why) == PROTO_NEED_MORE && used == len);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PUT_FREES, &req, &used, &why) ==
+	      PROTO_COMPLETE && req.nr_frees == 0);
+	/* the largest payload: a full PUT with the most keys to free, only with PUT_FREES */
+	len = build(buf, NSWAP2L_MSG_PUT, 64, NSWAP2L_PROTO_MAX_PAYLOAD, keys, 2);
+	CHECK(decode(buf, len, &used, &why) == PROTO_INVALID);
+	for (i = 0; i < NSWAP2L_PROTO_MAX_PUT_FREES; i++)	/* not the PUT's own keys, 0 among them */
+		proto_put_key(buf + PROTO_HEADER_SIZE + 64 * (8 + PROTO_SEAL_SIZE), i, 1000 + i);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PUT_FREES, &req, &used, &why) ==
+	      PROTO_COMPLETE && req.nr_frees == NSWAP2L_PROTO_MAX_PUT_FREES);
 	/* a PUT's keys, then its seals, then its pages */
 	len = build(buf, NSWAP2L_MSG_PUT, 2, 2 * PUT_ITEM_SIZE, keys, 2);
-	CHECK(proto_decode_request(buf, len, &req, &used, &why) == PROTO_COMPLETE &&
+	CHECK(proto_decode_request(buf, len, 0, &req, &used, &why) == PROTO_COMPLETE &&
 	      req.keys == buf + PROTO_HEADER_SIZE && req.seals == req.keys + 2 * 8 &&
 	      req.pages == req.seals + 2 * PROTO_SEAL_SIZE);
+	/* with PUT_FREES: keys, seals, keys to free, pages */
+	{
+		uint64_t put_keys[5] = { 5, 6, 1, 2, 3 };
+		uint8_t *payload = buf + PROTO_HEADER_SIZE;
+
+		len = build(buf, NSWAP2L_MSG_PUT, 2, 2 * PUT_ITEM_SIZE + 3 * 8, put_keys, 2);
+		for (i = 0; i < 3; i++)
+			proto_put_key(payload + 2 * (8 + PROTO_SEAL_SIZE), i, put_keys[2 + i]);
+		CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PUT_FREES, &req, &used, &why) ==
+		      PROTO_COMPLETE && used == len && req.keys == payload &&
+		      req.seals == payload + 16 && req.frees == req.seals + 2 * PROTO_SEAL_SIZE &&
+		      req.nr_frees == 3 && proto_key(req.frees, 2) == 3 &&
+		      req.pages == req.frees + 3 * 8);
+		/* without the capability, the same PUT is malformed */
+		CHECK(decode(buf, len, &used, &why) == PROTO_INVALID && why);
+		/* a key to free over the limit, or one of the PUT's own */
+		proto_put_key(payload + 2 * (8 + PROTO_SEAL_SIZE), 1, bad_key);
+		CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PUT_FREES, &req, &used, &why) ==
+		      PROTO_INVALID && strstr(why, "over limit"));
+		proto_put_key(payload + 2 * (8 + PROTO_SEAL_SIZE), 1, 6);
+		CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PUT_FREES, &req, &used, &why) ==
+		      PROTO_INVALID && strstr(why, "own keys"));
+	}
+#define INVALID_FREES(count, length) \
+	(len = build(buf, NSWAP2L_MSG_PUT, count, length, keys, 1), why = NULL, \
+	 proto_decode_request(buf, len, NSWAP2L_CAP_PUT_FREES, &req, &used, &why) == \
+	 PROTO_INVALID && why)
+	CHECK(INVALID_FREES(1, PUT_ITEM_SIZE + 4));			/* half a key */
+	CHECK(INVALID_FREES(1, PUT_ITEM_SIZE - 8));			/* short of its pages */
+	CHECK(INVALID_FREES(1, PUT_ITEM_SIZE + 8 * (NSWAP2L_PROTO_MAX_PUT_FREES + 1)));
+	CHECK(INVALID_FREES(0, 8));
+#undef INVALID_FREES
+
 	/* a HELLO needs a client name */
 	len = build(buf, NSWAP2L_MSG_HELLO, 0, sizeof(struct nswap2l_hello), NULL, 0);
 	CHECK(decode(buf, len, &used, &why) == PROTO_INVALID && strstr(why, "client name"));
@@ -836,6 +879,7 @@ static unsigned int capacity_messages;
 /* The test's side of a session: its keys and sequence numbers. */
 static struct {
 	bool on;
+	bool sealed_get;	/* NSWAP2L_CAP_SEALED_GET in effect */
 	struct auth_session keys;
 	uint64_t tx_seq, rx_seq;
 } peer;
@@ -844,6 +888,7 @@ static void peer_session(const struct auth_key *key, const struct auth_handshake
 {
 	auth_session_keys(key, hs, &peer.keys);
 	peer.on = true;
+	peer.sealed_get = false;
 	peer.tx_seq = peer.rx_seq = 0;
 }
 
@@ -893,8 +938,14 @@ static struct proto_header take_any(struct conn *conn, uint8_t *payload)
 	if (payload)
 		memcpy(payload, msg + PROTO_HEADER_SIZE, hdr.length);
 	if (peer.on) {
+		/* with SEALED_GET, a GET reply's MAC covers its header and seals only */
+		size_t covered = PROTO_HEADER_SIZE + hdr.length;
+
+		if (peer.sealed_get && hdr.type == (NSWAP2L_MSG_GET | NSWAP2L_MSG_REPLY) &&
+		    hdr.status == NSWAP2L_OK)
+			covered = PROTO_HEADER_SIZE + (size_t)hdr.count * PROTO_SEAL_SIZE;
 		take_bytes(conn, mac, sizeof(mac));
-		auth_message_mac(peer.keys.s2c, peer.rx_seq++, msg, PROTO_HEADER_SIZE + hdr.length, want);
+		auth_message_mac(peer.keys.s2c, peer.rx_seq++, msg, covered, want);
 		CHECK(auth_message_mac_equal(mac, want));
 	}
 	return hdr;
@@ -999,10 +1050,11 @@ static struct proto_header auth_exchange(struct conn *conn, const struct auth_ke
 	return hdr;
 }
 
-/* A session for (unit, id_byte) up to READY, the test's keys set up. */
-static struct conn *ready_conn(struct server *srv, const struct auth_key *key, uint8_t id_byte)
+/* A session for (unit, id_byte) with capabilities caps up to READY, the test's keys set up. */
+static struct conn *ready_conn_caps(struct server *srv, const struct auth_key *key,
+				    uint8_t id_byte, uint64_t caps)
 {
-	struct nswap2l_hello h = unit_hello(0, id_byte);
+	struct nswap2l_hello h = unit_hello(caps, id_byte);
 	struct conn *conn = conn_open(srv, "test:mac", 9);
 	struct auth_handshake hs;
 	bool proved;
@@ -1012,7 +1064,13 @@ static struct conn *ready_conn(struct server *srv, const struct auth_key *key, u
 	CHECK(auth_exchange(conn, key, &hs, &proved).status == NSWAP2L_OK && proved &&
 	      conn->state == CONN_READY);
 	peer_session(key, &hs);
+	peer.sealed_get = caps & NSWAP2L_CAP_SEALED_GET;
 	return conn;
+}
+
+static struct conn *ready_conn(struct server *srv, const struct auth_key *key, uint8_t id_byte)
+{
+	return ready_conn_caps(srv, key, id_byte, 0);
 }
 
 /* Session MACs: a wrong, replayed or reordered message closes the connection. */
@@ -1151,6 +1209,120 @@ static void test_seals(struct server *srv, const struct auth_key *key)
 	CHECK(take(conn, NULL).status == NSWAP2L_OK && !conn->ns->pages.used);
 	send_msg(conn, NSWAP2L_MSG_PUT, 6, 1, overwrite, 8 + PROTO_PAGE_SIZE, 0);
 	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	conn_close(conn);
+	peer.on = false;
+}
+
+/*
+ * A PUT of count pages, keys first..., freeing nr_frees keys free_first...;
+ * page i is filled with its key's low byte, its seal with that ^ 0x5e.
+ * Returns the payload's length.
+ */
+static uint32_t put_freeing(uint8_t *payload, uint64_t first, uint32_t count,
+			    uint64_t free_first, uint32_t nr_frees)
+{
+	uint8_t *seals = payload + count * 8, *frees = seals + count * PROTO_SEAL_SIZE;
+	uint8_t *pages = frees + nr_frees * 8;
+	uint32_t i;
+
+	for (i = 0; i < count; i++) {
+		proto_put_key(payload, i, first + i);
+		memset(seals + i * PROTO_SEAL_SIZE, (int)((first + i) ^ 0x5e), PROTO_SEAL_SIZE);
+		memset(pages + i * PROTO_PAGE_SIZE, (int)(first + i), PROTO_PAGE_SIZE);
+	}
+	for (i = 0; i < nr_frees; i++)
+		proto_put_key(frees, i, free_first + i);
+	return count * PUT_ITEM_SIZE + nr_frees * 8;
+}
+
+/*
+ * NSWAP2L_CAP_SEALED_GET and NSWAP2L_CAP_PUT_FREES, announced by the server
+ * and in effect when the client's HELLO carried them: a PUT frees its keys
+ * to free first (missing ones ignored; also when it then gets NOSPC), a GET
+ * reply's MAC covers header and seals (take() checks it so), and a PUT that
+ * frees one of its own keys closes.  Without PUT_FREES a PUT with keys to
+ * free is malformed.  Expects the server with room for 100 pages holding
+ * 40, leaves no page behind.
+ */
+static void test_put_frees(struct server *srv, const struct auth_key *key)
+{
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD], reply[2 * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE)];
+	uint64_t requests_put = srv->requests_put, requests_get = srv->requests_get;
+	uint64_t requests_free = srv->requests_free, pages_put = srv->pages_put;
+	uint64_t keys_freed = srv->keys_freed;
+	struct nswap2l_hello_reply announced;
+	struct proto_header hdr;
+	struct conn *conn;
+	uint32_t len;
+
+	conn = ready_conn_caps(srv, key, 11, NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES);
+	proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &announced);
+	CHECK(announced.capabilities ==
+	      (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES));
+	CHECK(peer.sealed_get);
+	len = put_freeing(payload, 100, 16, 0, 0);
+	send_msg(conn, NSWAP2L_MSG_PUT, 1, 16, payload, len, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->ns->pages.used == 16);
+	/* 200 to 263 freeing 100, 101 and missing 99: 62 pages of room, NOSPC, the frees done */
+	CHECK(server_client_room(srv, conn->ns) == 60);
+	len = put_freeing(payload, 200, 64, 99, 3);
+	send_msg(conn, NSWAP2L_MSG_PUT, 2, 64, payload, len, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_NOSPC && conn->ns->pages.used == 14);
+	CHECK(srv->keys_freed == keys_freed + 2 && srv->pages_put == pages_put + 16);
+	/* freeing 102 and 103 first makes room for 64 */
+	len = put_freeing(payload, 200, 64, 102, 2);
+	send_msg(conn, NSWAP2L_MSG_PUT, 3, 64, payload, len, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->ns->pages.used == 76);
+	/* the client's account holds its other namespaces' pages too */
+	CHECK(conn->ns->account->pages == 100 && server_held_pages(srv) == 100);
+	CHECK(srv->keys_freed == keys_freed + 4 && srv->pages_put == pages_put + 80);
+
+	/* a GET reply: seals, pages as stored, the MAC over header and seals */
+	send_msg(conn, NSWAP2L_MSG_GET, 4, 2, payload + 8, 2 * 8, 0);
+	hdr = take(conn, reply);
+	CHECK(hdr.status == NSWAP2L_OK && hdr.length == sizeof(reply) && reply[0] == (201 ^ 0x5e) &&
+	      reply[2 * PROTO_SEAL_SIZE] == 201 && reply[sizeof(reply) - 1] == 202);
+	send_msg(conn, NSWAP2L_MSG_GET, 5, 1, payload + 64 * (8 + PROTO_SEAL_SIZE), 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_NOENT);
+
+	/* a FREE counts the keys that were there */
+	proto_put_key(payload, 0, 104);
+	proto_put_key(payload, 1, 5000);
+	send_msg(conn, NSWAP2L_MSG_FREE, 6, 2, payload, 16, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && srv->keys_freed == keys_freed + 5);
+	CHECK(srv->requests_put == requests_put + 3 && srv->requests_get == requests_get + 2 &&
+	      srv->requests_free == requests_free + 1);
+
+	/* freeing one of its own keys closes, nothing freed or stored */
+	len = put_freeing(payload, 300, 2, 301, 1);
+	send_msg(conn, NSWAP2L_MSG_PUT, 7, 2, payload, len, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	CHECK(conn->ns->pages.used == 75 && srv->requests_put == requests_put + 3);
+	conn_close(conn);
+
+	/* without the capabilities: a GET reply's MAC covers its pages, frees are malformed */
+	conn = ready_conn(srv, key, 11);
+	CHECK(!peer.sealed_get);
+	proto_put_key(payload, 0, 201);
+	send_msg(conn, NSWAP2L_MSG_GET, 1, 1, payload, 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK);
+	len = put_freeing(payload, 400, 1, 200, 1);
+	send_msg(conn, NSWAP2L_MSG_PUT, 2, 1, payload, len, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	CHECK(conn->ns->pages.used == 75);
+	conn_close(conn);
+
+	/* the rest (105 to 115, 200 to 263) freed by a PUT that stores one page, then a FREE */
+	conn = ready_conn_caps(srv, key, 11, NSWAP2L_CAP_PUT_FREES);
+	len = put_freeing(payload, 500, 1, 200, 64);
+	send_msg(conn, NSWAP2L_MSG_PUT, 1, 1, payload, len, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->ns->pages.used == 12);
+	for (len = 0; len < 11; len++)
+		proto_put_key(payload, len, 105 + len);
+	proto_put_key(payload, 11, 500);
+	send_msg(conn, NSWAP2L_MSG_FREE, 2, 12, payload, 12 * 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && !conn->ns->pages.used);
+	CHECK(srv->keys_freed == keys_freed + 5 + 64 + 12);
 	conn_close(conn);
 	peer.on = false;
 }
@@ -1373,6 +1545,7 @@ static void test_session(void)
 
 	test_session_macs(&srv, &cfg.keys.shared_key);
 	test_seals(&srv, &cfg.keys.shared_key);
+	test_put_frees(&srv, &cfg.keys.shared_key);
 
 	/* the namespace outlives the connection for the grace period only */
 	srv.now_ms += 1000;
