@@ -18,7 +18,7 @@
 # mem: 256M
 # servers: 3 max=64M
 # disks: flash=64M
-# timeout: 1500
+# timeout: 900
 
 load_nswap2l
 netram_load_key >/dev/null
