@@ -66,6 +66,7 @@ caps 0 sealed
 assert_ge "$(server_stat 0 sessions)" 4 "connections to server 0 (one more per flipped page)"
 assert_eq "$(nsw_recovery nsw refused)" 0 "pages refused for good, in status"
 assert_eq "$(dmesg_new | grep -c "$ON_THE_WAY")" 3 "dmesg lines for pages whose seal failed on the way"
+assert_ge "$(dmesg_new | grep -c "server $S0: connection lost")" 3 "dmesg lines for the connections closed"
 dmesg_new | grep -q "$SEAL_FAILS" && die "a page flipped on the way refused for good: $(dmesg_new | grep "$SEAL_FAILS")"
 dmesg_new | grep -q "$WRONG_MAC" && die "a wrong MAC for a page flipped under a GET reply's MAC: the MAC covers the pages"
 dm_remove nsw || die "remove"
