@@ -161,7 +161,7 @@ enum nswap2l_msg_type {
 	 * in key order.  Any key missing: status NOENT and no payload.
 	 */
 	NSWAP2L_MSG_GET		= 4,
-	/* c->s: count __le64 keys; missing keys are ignored.  Reply: none. */
+	/* c->s: count __le64 keys; missing keys are ignored.  Reply: no payload. */
 	NSWAP2L_MSG_FREE	= 5,
 	/*
 	 * s->c, unsolicited, tag 0, no payload: free_pages changed a lot.
