@@ -69,6 +69,15 @@ struct netram_crypt;
 #define NETRAM_BATCHING_DEPTH	2
 #define NETRAM_FREE_BATCH	512	/* keys per FREE message */
 #define NETRAM_FREE_QUEUE	8192	/* keys waiting to be freed, per server */
+/*
+ * NSWAP2L_CAP_PUT_FREES: keys to free wait this long for a PUT to carry
+ * them before they go in a FREE of their own.  A writer's next PUT comes
+ * well within it (a page written per millisecond is slow, even in an
+ * emulator), so an overwrite costs one message; a server gets its memory
+ * back a moment later than it would, which nobody waits for (an EVICT
+ * answer, a full batch and the heartbeat do not wait).
+ */
+#define NETRAM_FREE_DELAY	(HZ / 20)
 #define NETRAM_HANDSHAKE_TIMEOUT (5 * HZ)
 /*
  * A connection idle for half the timeout carries a heartbeat: a FREE of key
@@ -77,6 +86,13 @@ struct netram_crypt;
  * a dead or stalled server is found before a read needs it.
  */
 #define NETRAM_HEARTBEAT_KEY	0
+/*
+ * NSWAP2L_CAP_SEALED_GET: the MAC of a GET reply leaves its pages out, so a
+ * page that fails its seal may have been altered on the way: it is read
+ * again on a new connection, and its read fails only when this many more
+ * connections in a row refused it too (the server holds it altered).
+ */
+#define NETRAM_SEAL_RETRIES	1
 #define NETRAM_BACKOFF_MIN	(HZ / 10)
 #define NETRAM_BACKOFF_MAX	(10 * HZ)
 
@@ -172,11 +188,15 @@ struct netram_msg {
 	u16 type;			/* enum nswap2l_msg_type */
 	u16 count;			/* keys (and pages) */
 	u16 nr_bios;
+	u16 nr_frees;			/* a PUT's keys to free (NSWAP2L_CAP_PUT_FREES) */
 	enum netram_msg_state state;
 	u64 seq;			/* send order, to resend in order */
 	unsigned long sent_at;		/* jiffies, when it started going out */
 	struct bio *bios[NSWAP2L_PROTO_MAX_PAGES];
-	/* keys; a PUT's or GET reply's seals follow them (netram_msg_seals()) */
+	/*
+	 * keys; a PUT's or GET reply's seals follow them (netram_msg_seals()),
+	 * then a PUT's keys to free (netram_msg_frees())
+	 */
 	__le64 keys[NETRAM_FREE_BATCH];
 	/*
 	 * protect=: a PUT's pages encrypted into bounce pages, sent in place of
@@ -196,6 +216,13 @@ static inline struct nswap2l_seal *netram_msg_seals(struct netram_msg *msg)
 	return (struct nswap2l_seal *)&msg->keys[msg->count];
 }
 
+static inline __le64 *netram_msg_frees(struct netram_msg *msg)
+{
+	BUILD_BUG_ON(NSWAP2L_PROTO_MAX_PAGES * (sizeof(__le64) + NSWAP2L_PROTO_SEAL_SIZE) +
+		     NSWAP2L_PROTO_MAX_PUT_FREES * sizeof(__le64) > sizeof(msg->keys));
+	return (__le64 *)(netram_msg_seals(msg) + msg->count);
+}
+
 /* Page segments handed to one sendmsg() of PUT data. */
 #define NETRAM_TX_SEGMENTS	32
 
@@ -207,13 +234,23 @@ static inline struct nswap2l_seal *netram_msg_seals(struct netram_msg *msg)
 struct netram_tx {
 	struct netram_msg *msg;		/* NULL for an EVICT answer */
 	struct nswap2l_msg_header hdr;
-	const __le64 *keys;		/* and a PUT's seals after them */
+	const __le64 *keys;		/* and a PUT's seals and keys to free after them */
 	size_t keys_len;
 	struct bio *const *bios;	/* PUT: their pages follow the keys */
 	unsigned int nr_bios;
 	u8 mac[NSWAP2L_PROTO_MSG_MAC_SIZE];	/* follows the message */
 	size_t len;			/* 0: nothing being sent */
 	size_t sent;
+};
+
+/*
+ * A page that failed its seal (NSWAP2L_CAP_SEALED_GET): on how many
+ * connections in a row, up to the last one that refused it.
+ */
+struct netram_refusal {
+	u64 key;
+	u32 connection;			/* srv->connections then */
+	u32 times;
 };
 
 struct netram_server;
@@ -240,6 +277,7 @@ struct netram_server {
 
 	struct task_struct *receiver;
 	struct work_struct io_work;	/* sends what is queued */
+	struct delayed_work free_work;	/* sends keys to free once due (NETRAM_FREE_DELAY) */
 	wait_queue_head_t wait;		/* first connection attempt done */
 
 	struct mutex sock_mutex;	/* sock, stopping and the socket callbacks */
@@ -247,6 +285,14 @@ struct netram_server {
 	bool stopping;			/* no new socket: the server is going away */
 	void (*saved_write_space)(struct sock *sk);
 	u32 max_pages;			/* per PUT/GET, from the server's HELLO */
+	/*
+	 * NSWAP2L_CAP_SEALED_GET and NSWAP2L_CAP_PUT_FREES, if in effect on this
+	 * connection: set by its handshake before the server is up, read by the
+	 * receiver and under lock.
+	 */
+	u64 caps;
+	/* pages refused by their seals on the last connections; receiver only */
+	struct netram_refusal refusals[NSWAP2L_PROTO_MAX_PAGES];
 
 	struct mutex send_mutex;	/* one sender at a time; tx, tx_seq */
 	struct netram_tx tx;
@@ -280,8 +326,9 @@ struct netram_server {
 	unsigned long down_since;
 	unsigned long last_sent;	/* jiffies, the last request message taken */
 	struct bio_list queue;		/* PUT and GET bios, in arrival order */
-	u64 *free_keys;
+	u64 *free_keys;			/* a stack: the bottom one is the oldest */
 	unsigned int nr_free_keys;
+	unsigned long free_since;	/* jiffies, when the bottom one came */
 	unsigned long busy_tags;
 	unsigned int in_flight[2];	/* GETs and PUTs, by bio_data_dir() */
 	u64 next_seq;
@@ -519,13 +566,17 @@ int netram_check_rx(struct netram_server *srv, const struct nswap2l_msg_header *
 void netram_queue_bio(struct netram_server *srv, struct bio *bio);
 /* A key to FREE; the caller queues the io_work. */
 void netram_add_free_key(struct netram_server *srv, u64 key);
+/* The watchdog's FREE of NETRAM_HEARTBEAT_KEY, due at once; the caller queues the io_work. */
+void netram_queue_heartbeat(struct netram_server *srv);
 /*
- * @key leaves @srv: FREEd there if it was @written (returns true: the caller
- * queues the io_work), its reservation given back if not.
+ * @key leaves @srv: FREEd there if it was @written, its reservation given
+ * back if not.  Returns true if a FREE is due now: the caller queues the
+ * io_work (else the key rides on a PUT, or the free_work sends it later).
  */
 bool netram_release_key(struct netram_server *srv, u64 key, bool written);
 void netram_queue_io(struct netram_server *srv);
 void netram_io_work(struct work_struct *work);
+void netram_free_work(struct work_struct *work);
 void netram_reset_tx(struct netram_server *srv);
 int netram_receive_one(struct netram_server *srv);
 void netram_requeue_unanswered(struct netram_server *srv);
@@ -553,9 +604,14 @@ void netram_crypt_free(struct netram_server *srv);
 int netram_seal_put(struct netram_server *srv, struct netram_msg *msg);
 /* Its bounce pages back to the server's pool, if it has any. */
 bool netram_release_sealed(struct netram_server *srv, struct netram_msg *msg);
-/* A GET reply's pages, decrypted in place: false if any of @bio's fail their check. */
-bool netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
-		     const struct nswap2l_seal *seals);
+/*
+ * A GET reply's pages, decrypted in place; page i of @bio is page @page + i
+ * of its message, whose bit in @bad is set if it fails its check.
+ */
+void netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
+		     const struct nswap2l_seal *seals, unsigned long *bad, unsigned int page);
+/* The page with @key fails its check for good: counted, and said in dmesg. */
+void netram_refuse_page(struct netram_server *srv, u64 key);
 void netram_emit_protect(struct netram_tier *nt, char *result, unsigned int maxlen,
 			 unsigned int *sz);
 

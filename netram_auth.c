@@ -185,7 +185,10 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 	struct nswap2l_hello hello = {
 		.version_min = cpu_to_le32(NSWAP2L_PROTO_VERSION),
 		.version_max = cpu_to_le32(NSWAP2L_PROTO_VERSION),
-		.capabilities = cpu_to_le64(NSWAP2L_CAP_EVICT | NSWAP2L_CAP_NO_CLIENT),
+		/* Pages checked by their seals only if they have any. */
+		.capabilities = cpu_to_le64(NSWAP2L_CAP_EVICT | NSWAP2L_CAP_NO_CLIENT |
+					    NSWAP2L_CAP_PUT_FREES |
+					    (nt->protect ? NSWAP2L_CAP_SEALED_GET : 0)),
 	};
 	struct nswap2l_msg_header hello_hdr, reply_hdr, auth_hdr;
 	struct nswap2l_hello_reply reply;
@@ -226,7 +229,7 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 	/*
 	 * An impostor that does not know the key must not get our pages, and
 	 * nobody on the path may change what we act on: max_pages, the
-	 * namespace flag, free_pages.
+	 * capabilities, the namespace flag, free_pages.
 	 */
 	if (crypto_memneq(expected, server_auth.mac, sizeof(expected)))
 		return -EKEYREJECTED;
@@ -235,6 +238,9 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 		return r;
 	WRITE_ONCE(srv->max_pages,
 		   clamp_t(u32, le32_to_cpu(reply.max_pages), 1, NSWAP2L_PROTO_MAX_PAGES));
+	/* In effect when both sides announce them; a server from before has neither. */
+	WRITE_ONCE(srv->caps, le64_to_cpu(hello.capabilities) & le64_to_cpu(reply.capabilities) &
+			      (NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES));
 	*free_pages = le64_to_cpu(tail.auth_reply.free_pages);
 	*found = le16_to_cpu(tail.auth_reply.flags) & NSWAP2L_FLAG_NAMESPACE_FOUND;
 	return 0;

@@ -429,5 +429,7 @@ void netram_stop_server(struct netram_server *srv)
 		srv->receiver = NULL;
 	}
 	cancel_work_sync(&srv->io_work);
+	/* after the io_work, which may arm it (netram_free_work()) */
+	cancel_delayed_work_sync(&srv->free_work);
 	netram_release_sock(srv);
 }

@@ -6,7 +6,11 @@
  * leaves the kernel.  A server then holds only ciphertext, and a page it
  * gives back altered, under another key or from an older write fails its
  * check: the read ends with EIO (or goes to the mirror copy, or is rebuilt
- * from parity), counted in status, never wrong data.
+ * from parity), counted in status, never wrong data.  With
+ * NSWAP2L_CAP_SEALED_GET a GET reply's MAC leaves the pages to their seals,
+ * so that a page is authenticated once: one whose seal fails may have been
+ * changed on the way, and is read again on a new connection before its
+ * read fails (netram_req.c).
  *
  * Each encryption takes the next value of a per-device counter as its
  * nonce, so a nonce is never used twice under the key, not even by a PUT
@@ -315,36 +319,37 @@ int netram_seal_put(struct netram_server *srv, struct netram_msg *msg)
 	return 0;
 }
 
-bool netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
-		     const struct nswap2l_seal *seals)
+void netram_open_bio(struct netram_server *srv, struct bio *bio, const __le64 *keys,
+		     const struct nswap2l_seal *seals, unsigned long *bad, unsigned int page)
 {
-	struct netram_protect *p = srv->nt->protect;
 	struct netram_crypt *c = srv->rx_crypt;
 	struct bvec_iter it = bio->bi_iter;
-	bool intact = true;
 	unsigned int i, n;
 
-	if (!p)
-		return true;
+	if (!srv->nt->protect)
+		return;
 	for (i = 0; it.bi_size; i++) {
-		u64 key = le64_to_cpu(keys[i]);
-
-		n = netram_crypt_prepare(c, c->src, key, le64_to_cpu(seals[i].nonce), bio, &it);
-		if (!n)
-			return false;
+		n = netram_crypt_prepare(c, c->src, le64_to_cpu(keys[i]),
+					 le64_to_cpu(seals[i].nonce), bio, &it);
+		if (!n) {
+			__set_bit(page + i, bad);
+			return;
+		}
 		memcpy(c->tag, seals[i].tag, sizeof(c->tag));
 		sg_set_buf(&c->src[n], c->tag, sizeof(c->tag));
 		sg_mark_end(&c->src[n]);
 		aead_request_set_crypt(c->req, c->src, c->src,
 				       NSWAP2L_PROTO_PAGE_SIZE + sizeof(c->tag), c->iv);
-		if (crypto_aead_decrypt(c->req)) {
-			atomic64_inc(&p->refused);
-			DMERR_LIMIT("%s: server %s gave back page key %llu altered, moved or old: it fails its check",
-				    netram_dev_name(srv->nt), srv->name, key);
-			intact = false;
-		}
+		if (crypto_aead_decrypt(c->req))
+			__set_bit(page + i, bad);
 	}
-	return intact;
+}
+
+void netram_refuse_page(struct netram_server *srv, u64 key)
+{
+	atomic64_inc(&srv->nt->protect->refused);
+	DMERR_LIMIT("%s: server %s gave back page key %llu altered, moved or old: it fails its check",
+		    netram_dev_name(srv->nt), srv->name, key);
 }
 
 void netram_emit_protect(struct netram_tier *nt, char *result, unsigned int maxlen,

@@ -5,9 +5,10 @@
  * of up to the server's max_pages (Nswap's PUTPAGES; a bio is never cut,
  * the core keeps bios within that), with up to NETRAM_TAGS messages in
  * flight; freed keys
- * go out in FREE messages of NETRAM_FREE_BATCH keys.  The server answers a
- * connection's requests in order, so a GET never overtakes the PUT before
- * it.
+ * go out in FREE messages of NETRAM_FREE_BATCH keys or, with
+ * NSWAP2L_CAP_PUT_FREES, ride on the next PUT (a FREE goes only when they
+ * are due, netram_frees_due()).  The server answers a connection's requests
+ * in order, so a GET never overtakes the PUT before it.
  *
  * Sending never blocks (nvme-tcp's io_work): the submitting task sends when
  * nobody else is (it saves a wakeup per request, as nbd does), otherwise
@@ -62,6 +63,8 @@ void netram_add_free_key(struct netram_server *srv, u64 key)
 {
 	lockdep_assert_held(&srv->lock);
 	if (srv->nr_free_keys < NETRAM_FREE_QUEUE) {
+		if (!srv->nr_free_keys)
+			srv->free_since = jiffies;
 		srv->free_keys[srv->nr_free_keys++] = key;
 		return;
 	}
@@ -72,6 +75,34 @@ void netram_add_free_key(struct netram_server *srv, u64 key)
 	 */
 	DMWARN_LIMIT("%s: server %s: FREE queue full, a page stays on the server",
 		     netram_dev_name(srv->nt), srv->name);
+}
+
+/*
+ * The queued keys must go in a FREE of their own now: always without
+ * NSWAP2L_CAP_PUT_FREES; with it, when a FREE would be full, an EVICT
+ * answer waits for them, or the oldest has waited NETRAM_FREE_DELAY (the
+ * free_work then comes).  Never while the device is suspended.
+ */
+static bool netram_frees_due(struct netram_server *srv)
+{
+	unsigned long due = srv->free_since + NETRAM_FREE_DELAY;
+
+	lockdep_assert_held(&srv->lock);
+	if (!srv->nr_free_keys || READ_ONCE(srv->nt->suspended))
+		return false;
+	if (!(READ_ONCE(srv->caps) & NSWAP2L_CAP_PUT_FREES) ||
+	    srv->nr_free_keys >= NETRAM_FREE_BATCH || srv->evict.nr_ready ||
+	    time_after_eq(jiffies, due))
+		return true;
+	/* Pending already (maybe for an earlier key): it looks again when it runs. */
+	queue_delayed_work(srv->nt->wq, &srv->free_work, due - jiffies);
+	return false;
+}
+
+void netram_queue_heartbeat(struct netram_server *srv)
+{
+	netram_add_free_key(srv, NETRAM_HEARTBEAT_KEY);
+	srv->free_since = jiffies - NETRAM_FREE_DELAY;
 }
 
 bool netram_release_key(struct netram_server *srv, u64 key, bool written)
@@ -88,7 +119,7 @@ bool netram_release_key(struct netram_server *srv, u64 key, bool written)
 		return false;
 	}
 	netram_add_free_key(srv, key);
-	return true;
+	return netram_frees_due(srv);
 }
 
 /*----------------------------------------------------------------
@@ -142,18 +173,32 @@ static int netram_msg_dir(const struct netram_msg *msg)
 	return msg->type == NSWAP2L_MSG_PUT ? WRITE : READ;
 }
 
+/* A PUT carries keys to free (NSWAP2L_CAP_PUT_FREES), after its seals. */
+static void netram_take_put_frees(struct netram_server *srv, struct netram_msg *msg)
+{
+	__le64 *frees = netram_msg_frees(msg);
+
+	lockdep_assert_held(&srv->lock);
+	/* A suspended device frees nothing. */
+	if (!(READ_ONCE(srv->caps) & NSWAP2L_CAP_PUT_FREES) || READ_ONCE(srv->nt->suspended))
+		return;
+	while (srv->nr_free_keys && msg->nr_frees < NSWAP2L_PROTO_MAX_PUT_FREES)
+		frees[msg->nr_frees++] = cpu_to_le64(srv->free_keys[--srv->nr_free_keys]);
+}
+
 /* Take the next request message from the queues. */
 static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 					  struct bio_list *oversized)
 {
-	/* A suspended device sends nothing of its own accord. */
-	bool free = srv->nr_free_keys && !READ_ONCE(srv->nt->suspended);
 	struct netram_msg *msg;
 	struct bio *bio;
+	bool free;
 
 	lockdep_assert_held(&srv->lock);
 	if (!netram_state_connected(srv->state) || srv->busy_tags == GENMASK(NETRAM_TAGS - 1, 0))
 		return NULL;
+	/* A suspended device sends nothing of its own accord. */
+	free = netram_frees_due(srv);
 	netram_take_oversized(srv, oversized);
 	if (!free && bio_list_empty(&srv->queue))
 		return NULL;
@@ -164,6 +209,7 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	msg = &srv->msgs[*tag];
 	msg->count = 0;
 	msg->nr_bios = 0;
+	msg->nr_frees = 0;
 	if (free) {
 		msg->type = NSWAP2L_MSG_FREE;
 		while (srv->nr_free_keys && msg->count < NETRAM_FREE_BATCH)
@@ -185,6 +231,8 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 				msg->keys[msg->count++] = cpu_to_le64(key + i);
 			msg->bios[msg->nr_bios++] = bio;
 		}
+		if (write)
+			netram_take_put_frees(srv, msg);
 	}
 	__set_bit(*tag, &srv->busy_tags);
 	msg->seq = srv->next_seq++;
@@ -194,8 +242,9 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 }
 
 /*
- * A PUT that found no bounce pages goes back to the head of the queue,
- * its tag free again: it is taken anew once a PUT gives pages back.
+ * A PUT that found no bounce pages goes back to the head of the queue, its
+ * keys to free back to theirs, its tag free again: it is taken anew once a
+ * PUT gives pages back.
  */
 static void netram_unwind_msg(struct netram_server *srv, struct netram_msg *msg)
 {
@@ -207,7 +256,10 @@ static void netram_unwind_msg(struct netram_server *srv, struct netram_msg *msg)
 	for (i = 0; i < msg->nr_bios; i++)
 		bio_list_add(&bios, msg->bios[i]);
 	bio_list_merge_head(&srv->queue, &bios);
+	for (i = 0; i < msg->nr_frees; i++)
+		netram_add_free_key(srv, le64_to_cpu(netram_msg_frees(msg)[i]));
 	msg->nr_bios = 0;
+	msg->nr_frees = 0;
 	srv->in_flight[netram_msg_dir(msg)]--;
 	__clear_bit(msg - srv->msgs, &srv->busy_tags);
 	spin_unlock_irqrestore(&srv->lock, flags);
@@ -280,7 +332,8 @@ static bool netram_next_tx(struct netram_server *srv)
 		if (r || (srv->nt->protect && !msg->sealed))
 			goto broken;
 		tx->keys = msg->keys;
-		tx->keys_len = msg->count * (sizeof(__le64) + NSWAP2L_PROTO_SEAL_SIZE);
+		tx->keys_len = msg->count * (sizeof(__le64) + NSWAP2L_PROTO_SEAL_SIZE) +
+			       msg->nr_frees * sizeof(__le64);
 		/* protect=: the bounce pages, in one bio */
 		tx->bios = msg->sealed ? &msg->sealed : msg->bios;
 		tx->nr_bios = msg->sealed ? 1 : msg->nr_bios;
@@ -439,6 +492,21 @@ void netram_io_work(struct work_struct *work)
 	mutex_unlock(&srv->send_mutex);
 }
 
+/*
+ * Keys to free that no PUT carried, due now.  It sends them itself: the
+ * io_work may arm it, never the reverse, so netram_stop_server() cancels
+ * the io_work, then this, and leaves nothing pending.
+ */
+void netram_free_work(struct work_struct *work)
+{
+	struct netram_server *srv = container_of(to_delayed_work(work), struct netram_server,
+						 free_work);
+
+	mutex_lock(&srv->send_mutex);
+	netram_send_queued(srv);
+	mutex_unlock(&srv->send_mutex);
+}
+
 /* A connection broke: its half-sent message goes again, whole, on the next. */
 void netram_reset_tx(struct netram_server *srv)
 {
@@ -531,18 +599,77 @@ static void netram_release_tag(struct netram_server *srv, u32 tag)
 	if (srv->msgs[tag].type != NSWAP2L_MSG_FREE)
 		srv->in_flight[netram_msg_dir(&srv->msgs[tag])]--;
 	/* a free tag matters only to requests that may be waiting for one */
-	waiting = srv->nr_free_keys || !bio_list_empty(&srv->queue);
+	waiting = netram_frees_due(srv) || !bio_list_empty(&srv->queue);
 	spin_unlock_irq(&srv->lock);
 	if (waiting)
 		netram_queue_io(srv);
+}
+
+static struct netram_refusal *netram_find_refusal(struct netram_server *srv, u64 key)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(srv->refusals); i++)
+		if (srv->refusals[i].key == key)
+			return &srv->refusals[i];
+	return NULL;
+}
+
+/*
+ * NSWAP2L_CAP_SEALED_GET: the @bad pages of @msg failed their seals, which
+ * alone check their bytes.  True if each was refused on NETRAM_SEAL_RETRIES
+ * connections in a row before this one too: the server holds them altered,
+ * and their reads fail.  Else none of them is trusted to be the server's
+ * doing: they are recorded, and the caller breaks the connection as for a
+ * wrong MAC, so that the GET goes again.  Only one message per connection
+ * gets here without breaking it, so the pages of the last connection are
+ * never pushed out of the record by this one's.
+ */
+static bool netram_refused_again(struct netram_server *srv, struct netram_msg *msg,
+				 const unsigned long *bad)
+{
+	u8 times[NSWAP2L_PROTO_MAX_PAGES];
+	unsigned int page, i = 0;
+	bool again = true;
+
+	for_each_set_bit(page, bad, msg->count) {
+		struct netram_refusal *rf = netram_find_refusal(srv, le64_to_cpu(msg->keys[page]));
+
+		times[page] = rf && rf->connection == srv->connections - 1 ?
+			      min_t(u32, rf->times, NETRAM_SEAL_RETRIES) + 1 : 1;
+		again &= times[page] > NETRAM_SEAL_RETRIES;
+	}
+	for_each_set_bit(page, bad, msg->count) {
+		u64 key = le64_to_cpu(msg->keys[page]);
+		struct netram_refusal *rf = netram_find_refusal(srv, key);
+
+		if (again) {
+			if (rf)
+				rf->key = 0;	/* no page has key 0 */
+			continue;
+		}
+		/* At most a message's pages are of this connection: one is free. */
+		for (; !rf && i < ARRAY_SIZE(srv->refusals); i++)
+			if (srv->refusals[i].connection != srv->connections)
+				rf = &srv->refusals[i];
+		if (WARN_ON_ONCE(!rf))
+			break;
+		*rf = (struct netram_refusal){ key, srv->connections, times[page] };
+		DMWARN_LIMIT("%s: server %s: page key %llu fails its seal (changed on the way?): reading it again",
+			     netram_dev_name(srv->nt), srv->name, key);
+	}
+	return again;
 }
 
 static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg,
 			       const struct nswap2l_msg_header *hdr)
 {
 	u32 status = le32_to_cpu(hdr->status), length = le32_to_cpu(hdr->length);
+	/* The pages' seals check their bytes, the MAC the rest. */
+	bool sealed = READ_ONCE(srv->caps) & NSWAP2L_CAP_SEALED_GET;
 	struct nswap2l_seal *seals = netram_msg_seals(msg);
 	size_t seals_len = msg->count * sizeof(*seals);
+	DECLARE_BITMAP(bad, NSWAP2L_PROTO_MAX_PAGES);
 	unsigned int i, page;
 	int r;
 
@@ -554,19 +681,29 @@ static int netram_complete_get(struct netram_server *srv, struct netram_msg *msg
 			r = netram_recv_bio(srv, msg->bios[i]);
 		/* Pages that fail their MAC are read again, never completed. */
 		if (!r)
-			r = netram_check_rx(srv, hdr, seals, seals_len, msg->bios, msg->nr_bios);
+			r = netram_check_rx(srv, hdr, seals, seals_len, sealed ? NULL : msg->bios,
+					    sealed ? 0 : msg->nr_bios);
 		if (r)
 			return r;
+		bitmap_zero(bad, NSWAP2L_PROTO_MAX_PAGES);
+		for (i = 0, page = 0; i < msg->nr_bios; i++) {
+			netram_open_bio(srv, msg->bios[i], &msg->keys[page], &seals[page], bad, page);
+			page += netram_bio_pages(msg->bios[i]);
+		}
+		if (sealed && !bitmap_empty(bad, msg->count) && !netram_refused_again(srv, msg, bad))
+			return -EBADMSG;
 		netram_note_free(srv, le64_to_cpu(hdr->free_pages));
+		for_each_set_bit(page, bad, msg->count)
+			netram_refuse_page(srv, le64_to_cpu(msg->keys[page]));
 		for (i = 0, page = 0; i < msg->nr_bios; i++) {
 			struct bio *bio = msg->bios[i];
 			unsigned int pages = netram_bio_pages(bio);	/* not after it ends */
 
 			/* The server's own doing: EIO, or the other copy. */
-			if (netram_open_bio(srv, bio, &msg->keys[page], &seals[page]))
-				bio_endio(bio);
-			else
+			if (find_next_bit(bad, page + pages, page) < page + pages)
 				netram_fail_bio(srv, bio);
+			else
+				bio_endio(bio);
 			page += pages;
 		}
 		return 0;
@@ -745,6 +882,8 @@ void netram_requeue_unanswered(struct netram_server *srv)
 			bio_list_add(&resend, msg->bios[i]);
 		for (i = 0; msg->type == NSWAP2L_MSG_FREE && i < msg->count; i++)
 			netram_add_free_key(srv, le64_to_cpu(msg->keys[i]));
+		for (i = 0; i < msg->nr_frees; i++)
+			netram_add_free_key(srv, le64_to_cpu(netram_msg_frees(msg)[i]));
 	}
 	srv->busy_tags = 0;
 	memset(srv->in_flight, 0, sizeof(srv->in_flight));

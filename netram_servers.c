@@ -57,7 +57,7 @@ void netram_watchdog(struct work_struct *work)
 		failed = srv->failed;
 		if (srv->state == NETRAM_UP && !srv->busy_tags && !srv->nr_free_keys &&
 		    time_after(jiffies, srv->last_sent + timeout / 2)) {
-			netram_add_free_key(srv, NETRAM_HEARTBEAT_KEY);
+			netram_queue_heartbeat(srv);
 			heartbeat = true;
 		}
 		/*

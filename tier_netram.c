@@ -256,6 +256,7 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 	get_random_bytes(srv->client_id, sizeof(srv->client_id));
 	srv->new_namespace_ok = true;
 	INIT_WORK(&srv->io_work, netram_io_work);
+	INIT_DELAYED_WORK(&srv->free_work, netram_free_work);
 	init_waitqueue_head(&srv->wait);
 	mutex_init(&srv->sock_mutex);
 	mutex_init(&srv->send_mutex);
