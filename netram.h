@@ -53,6 +53,7 @@
 
 struct netram_protect;
 struct netram_crypt;
+struct netram_poly1305_ops;
 
 #define NETRAM_MAX_SERVERS	16	/* at a time; removed servers' slots are reused */
 #define NETRAM_BOUNCE_WANTED	0	/* bit of bounce_flags: a PUT waits for the pool */
@@ -298,6 +299,7 @@ struct netram_server {
 	struct netram_tx tx;
 	/* This connection's session keys, in HMACs giving each message its Poly1305 key. */
 	struct crypto_shash *tx_hmac, *rx_hmac;
+	const struct netram_poly1305_ops *poly1305;	/* the session MAC's, netram_fastest.c */
 	u64 tx_seq;
 	u64 rx_seq;			/* receiver only */
 	/* protect=: the sender's (under send_mutex) and the receiver's */

@@ -20,6 +20,7 @@
 #include <linux/random.h>
 
 #include "netram.h"
+#include "netram_fastest.h"
 
 /*
  * HMAC(K, label || client name || client id || nonce1 || nonce2 || @tail):
@@ -121,7 +122,8 @@ static int netram_start_session(struct netram_server *srv, const u8 *client_id,
 	return r;
 }
 
-static void netram_mac_bios(struct poly1305_desc_ctx *desc, struct bio *const *bios,
+static void netram_mac_bios(const struct netram_poly1305_ops *poly1305,
+			    struct poly1305_desc_ctx *desc, struct bio *const *bios,
 			    unsigned int nr_bios)
 {
 	unsigned int i;
@@ -133,7 +135,7 @@ static void netram_mac_bios(struct poly1305_desc_ctx *desc, struct bio *const *b
 		bio_for_each_segment(bv, bios[i], it) {
 			void *addr = kmap_local_page(bv.bv_page);
 
-			poly1305_update(desc, addr + bv.bv_offset, bv.bv_len);
+			poly1305->update(desc, addr + bv.bv_offset, bv.bv_len);
 			kunmap_local(addr);
 		}
 	}
@@ -144,7 +146,8 @@ static void netram_mac_bios(struct poly1305_desc_ctx *desc, struct bio *const *b
  * key per message from the PRF, then a few multiplications per 16 bytes
  * of the pages (HMAC-SHA256 over them cost as much as the request).
  */
-static int netram_message_mac(struct crypto_shash *tfm, u64 seq,
+static int netram_message_mac(const struct netram_poly1305_ops *poly1305,
+			      struct crypto_shash *tfm, u64 seq,
 			      const struct nswap2l_msg_header *hdr, const void *buf, size_t len,
 			      struct bio *const *bios, unsigned int nr_bios,
 			      u8 mac[NSWAP2L_PROTO_MSG_MAC_SIZE])
@@ -162,13 +165,13 @@ static int netram_message_mac(struct crypto_shash *tfm, u64 seq,
 	shash_desc_zero(desc);
 	if (r)
 		return r;
-	poly1305_init(&poly, otk);
+	poly1305->init(&poly, otk);
 	memzero_explicit(otk, sizeof(otk));
-	poly1305_update(&poly, (const u8 *)hdr, sizeof(*hdr));
+	poly1305->update(&poly, (const u8 *)hdr, sizeof(*hdr));
 	if (len)
-		poly1305_update(&poly, buf, len);
-	netram_mac_bios(&poly, bios, nr_bios);
-	poly1305_final(&poly, mac);
+		poly1305->update(&poly, buf, len);
+	netram_mac_bios(poly1305, &poly, bios, nr_bios);
+	poly1305->final(&poly, mac);
 	return 0;
 }
 
@@ -248,6 +251,7 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 
 int netram_alloc_session(struct netram_server *srv)
 {
+	srv->poly1305 = netram_fastest_poly1305();
 	srv->tx_hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);
 	if (IS_ERR(srv->tx_hmac))
 		return PTR_ERR(srv->tx_hmac);
@@ -268,7 +272,7 @@ int netram_seal_tx(struct netram_server *srv)
 	struct netram_tx *tx = &srv->tx;
 
 	lockdep_assert_held(&srv->send_mutex);
-	return netram_message_mac(srv->tx_hmac, srv->tx_seq++, &tx->hdr, tx->keys, tx->keys_len,
+	return netram_message_mac(srv->poly1305, srv->tx_hmac, srv->tx_seq++, &tx->hdr, tx->keys, tx->keys_len,
 				  tx->bios, tx->nr_bios, tx->mac);
 }
 
@@ -280,7 +284,7 @@ int netram_check_rx(struct netram_server *srv, const struct nswap2l_msg_header *
 
 	r = netram_xmit_buf(srv, srv->sock, false, mac, sizeof(mac), 0);
 	if (!r)
-		r = netram_message_mac(srv->rx_hmac, srv->rx_seq++, hdr, buf, len, bios, nr_bios,
+		r = netram_message_mac(srv->poly1305, srv->rx_hmac, srv->rx_seq++, hdr, buf, len, bios, nr_bios,
 				       want);
 	if (r)
 		return r;
