@@ -186,6 +186,11 @@ for s in none default simd; do
 done
 echo nop >$T/current_tracer
 
+# What "default" is here: the module times its candidates once (netram_fastest.c).
+echo "@@BENCH protection text The module's own choice of implementation here (dmesg): $(dmesg |
+	sed -nE 's/.*nswap2l: ((session MAC|page protection): .*using .*)/\1/p' | paste -sd';' | sed 's/;/; /g')."
+echo "@@BENCH protection text "
+
 # ---- Projection to a CPU with AVX2 ----
 # Cycles per byte of the kernel's x86-64 SIMD code, large buffers, Skylake
 # and Haswell (rdtsc at a fixed clock):
