@@ -272,8 +272,8 @@ int netram_seal_tx(struct netram_server *srv)
 	struct netram_tx *tx = &srv->tx;
 
 	lockdep_assert_held(&srv->send_mutex);
-	return netram_message_mac(srv->poly1305, srv->tx_hmac, srv->tx_seq++, &tx->hdr, tx->keys, tx->keys_len,
-				  tx->bios, tx->nr_bios, tx->mac);
+	return netram_message_mac(srv->poly1305, srv->tx_hmac, srv->tx_seq++, &tx->hdr, tx->keys,
+				  tx->keys_len, tx->bios, tx->nr_bios, tx->mac);
 }
 
 int netram_check_rx(struct netram_server *srv, const struct nswap2l_msg_header *hdr,
@@ -284,8 +284,8 @@ int netram_check_rx(struct netram_server *srv, const struct nswap2l_msg_header *
 
 	r = netram_xmit_buf(srv, srv->sock, false, mac, sizeof(mac), 0);
 	if (!r)
-		r = netram_message_mac(srv->poly1305, srv->rx_hmac, srv->rx_seq++, hdr, buf, len, bios, nr_bios,
-				       want);
+		r = netram_message_mac(srv->poly1305, srv->rx_hmac, srv->rx_seq++, hdr, buf, len,
+				       bios, nr_bios, want);
 	if (r)
 		return r;
 	if (crypto_memneq(mac, want, sizeof(mac))) {

@@ -94,7 +94,8 @@ int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const ch
 	strscpy(p->name, aead, sizeof(p->name));
 
 	/* Nothing asynchronous, nothing that allocates per request. */
-	p->aead = crypto_alloc_aead(netram_fastest_aead(aead), 0, CRYPTO_ALG_ASYNC | CRYPTO_ALG_ALLOCATES_MEMORY);
+	p->aead = crypto_alloc_aead(netram_fastest_aead(aead), 0,
+				    CRYPTO_ALG_ASYNC | CRYPTO_ALG_ALLOCATES_MEMORY);
 	if (IS_ERR(p->aead)) {
 		r = PTR_ERR(p->aead);
 		p->aead = NULL;
