@@ -51,13 +51,22 @@ ON_THE_WAY="fails its seal (changed on the way?): reading it again"
 SEAL_FAILS="fails its check"
 WRONG_MAC="server $S0: message with a wrong MAC"
 
+# flipped_run PATTERN WHAT [OPTION...]: server 0 flips pages of GET replies
+# after their MAC; a device with the options is written with PATTERN and
+# read back, the counts of pages ok, unreadable and wrong in $got
+flipped_run() {
+	_pattern=$1 _what=$2
+	shift 2
+	misbehave 0 tamper-sealed-in-transit
+	dmesg_mark
+	dm_create nsw "$(table "$S0" timeout=10 "$@")" || die "create ($_what)"
+	blkpat write $DEV 0 $PAGES "$_pattern" >/dev/null || die "write ($_what)"
+	got=$(blkpat_scan_counts $DEV 0 $PAGES "$_pattern")
+	show_status nsw
+}
+
 # 1. pages flipped on the way, under a right MAC: read again, never EIO
-misbehave 0 tamper-sealed-in-transit
-dmesg_mark
-dm_create nsw "$(table "$S0" timeout=10)" || die "create (sealed, flipped on the way)"
-blkpat write $DEV 0 $PAGES 1 >/dev/null || die "write (flipped on the way)"
-got=$(blkpat_scan_counts $DEV 0 $PAGES 1)
-show_status nsw
+flipped_run 1 "sealed, flipped on the way"
 log "flipped on the way: ok eio bad = $got, refused $(nsw_recovery nsw refused)"
 assert_eq "$got" "$PAGES 0 0" "pages ok, unreadable and wrong after pages flipped on the way"
 assert_eq "$(server_stat 0 tampered_replies)" 3 "GET replies with a page flipped after the MAC"
@@ -72,12 +81,7 @@ dmesg_new | grep -q "$WRONG_MAC" && die "a wrong MAC for a page flipped under a 
 dm_remove nsw || die "remove"
 
 # without protection there are no seals: the flip breaks the MAC
-misbehave 0 tamper-sealed-in-transit
-dmesg_mark
-dm_create nsw "$(table "$S0" timeout=10 protect=none)" || die "create (protect=none, flipped on the way)"
-blkpat write $DEV 0 $PAGES 2 >/dev/null || die "write (protect=none, flipped on the way)"
-got=$(blkpat_scan_counts $DEV 0 $PAGES 2)
-show_status nsw
+flipped_run 2 "protect=none, flipped on the way" protect=none
 assert_eq "$got" "$PAGES 0 0" "pages ok, unreadable and wrong (protect=none, flipped on the way)"
 assert_eq "$(server_stat 0 tampered_replies)" 3 "GET replies with a page flipped after the MAC (protect=none)"
 assert_ge "$(netram_stat nsw 0 reconnects)" 3 "connections closed for wrong MACs"
