@@ -483,13 +483,16 @@ static void netram_send_queued(struct netram_server *srv)
 	}
 }
 
-void netram_io_work(struct work_struct *work)
+static void netram_send_all(struct netram_server *srv)
 {
-	struct netram_server *srv = container_of(work, struct netram_server, io_work);
-
 	mutex_lock(&srv->send_mutex);
 	netram_send_queued(srv);
 	mutex_unlock(&srv->send_mutex);
+}
+
+void netram_io_work(struct work_struct *work)
+{
+	netram_send_all(container_of(work, struct netram_server, io_work));
 }
 
 /*
@@ -499,12 +502,7 @@ void netram_io_work(struct work_struct *work)
  */
 void netram_free_work(struct work_struct *work)
 {
-	struct netram_server *srv = container_of(to_delayed_work(work), struct netram_server,
-						 free_work);
-
-	mutex_lock(&srv->send_mutex);
-	netram_send_queued(srv);
-	mutex_unlock(&srv->send_mutex);
+	netram_send_all(container_of(to_delayed_work(work), struct netram_server, free_work));
 }
 
 /* A connection broke: its half-sent message goes again, whole, on the next. */
