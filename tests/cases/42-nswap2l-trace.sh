@@ -14,6 +14,7 @@
 # Bad input: no --seconds, no such device, no blktrace.
 # disks: flash=32M disk=16M
 # timeout: 300
+# smp: 1
 
 load_nswap2l
 nswap2l create tr --flash "$FLASH" --disk "$DISK" >/dev/null || die "create"
