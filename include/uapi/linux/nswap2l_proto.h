@@ -89,6 +89,38 @@
  * It costs a few multiplications per 16 bytes, where HMAC-SHA256 over a
  * page took as long as the rest of a request on a CPU without SHA
  * instructions (version 2 did that).
+ *
+ * Migration (Nswap's Migrate), with NSWAP2L_CAP_MOVED in effect: a server
+ * that must shrink (memory pressure, --max lowered, leaving) may hand pages
+ * to another server, a peer, directly, and tell their owner the new
+ * location; the owner changes its map and moves no page itself.
+ *   - Every server has a server id, 16 random bytes chosen at its start (a
+ *     restarted server is another server: its pages are gone).  With
+ *     NSWAP2L_CAP_MOVED in effect the HELLO reply payload is followed by it
+ *     (struct nswap2l_hello_reply_moved), so that the proofs cover it.
+ *   - Peers authenticate as clients do, with the peer key (shared by the
+ *     servers of a cluster, never by clients): a HELLO announcing
+ *     NSWAP2L_CAP_PEER, client_name NSWAP2L_PEER_CLIENT_NAME (no client
+ *     can give it: it starts with '.'), client_id the sender's server id,
+ *     and the same AUTH and session MACs under the peer key.  A peer
+ *     session binds no namespace and carries only PEER_PUT and PEER_FREE;
+ *     a client session never carries them.
+ *   - The mover asks the owner once which namespace it has on the peer
+ *     (ASK_NAMESPACE; the owner names only servers it is connected to now),
+ *     stores the pages there as stored here, seals and all (PEER_PUT: the
+ *     server never sees a page in clear, and a page's seal, whose AAD is
+ *     its key, still checks on the peer under the same key), then sends
+ *     MOVED.  Every key of a MOVED stays here, readable, until its reply.
+ *   - The owner takes, under its map's lock, each key it still holds here
+ *     in a page with no other copy or group member on the peer, if it is
+ *     connected to the peer in that namespace: its map names the key on the
+ *     peer from then on.  It answers with the keys it did not take (freed
+ *     or rewritten meanwhile, or a peer it cannot use): those stay here as
+ *     before (a FREE for them may follow), and the server frees them on the
+ *     peer (PEER_FREE).  The taken ones the server frees here itself.
+ *     Write-once keys (a client announcing NSWAP2L_CAP_MOVED never PUTs a
+ *     key it holds) make this safe: a rewrite is a new key, a freed key is
+ *     never taken, so a move can neither resurrect nor lose a write.
  */
 #ifndef _UAPI_LINUX_NSWAP2L_PROTO_H
 #define _UAPI_LINUX_NSWAP2L_PROTO_H
@@ -177,6 +209,35 @@ enum nswap2l_msg_type {
 	 * clients that announced NSWAP2L_CAP_EVICT.
 	 */
 	NSWAP2L_MSG_EVICT	= 7,
+	/*
+	 * s->c (NSWAP2L_CAP_MOVED), count 0, payload: the server id of a
+	 * peer.  Reply OK, payload: the client's client_id on that server
+	 * (the namespace that would take its pages there); NOENT, no payload:
+	 * the client is not connected to that server now.
+	 */
+	NSWAP2L_MSG_ASK_NAMESPACE = 8,
+	/*
+	 * s->c (NSWAP2L_CAP_MOVED): struct nswap2l_moved (where), then count
+	 * __le64 keys now also stored there.  Reply: count __le64 keys the
+	 * client did not take (0 to the MOVED's count; see Migration).
+	 */
+	NSWAP2L_MSG_MOVED	= 9,
+	/*
+	 * peer->s: struct nswap2l_peer_namespace, then count __le64 keys,
+	 * count seals, count pages, in key order.  Stores them in that
+	 * namespace (made if the client has none here: it then lives for the
+	 * grace period without a connection), within the client's quota and
+	 * the server's room, all or none (NOSPC); a key held there already is
+	 * overwritten (the same move sent again).  A client name without a
+	 * key here: NO_CLIENT.  Reply: no payload; its free_pages is what the
+	 * server can take from anyone.
+	 */
+	NSWAP2L_MSG_PEER_PUT	= 10,
+	/*
+	 * peer->s: struct nswap2l_peer_namespace, then count __le64 keys to
+	 * free there; missing keys are ignored.  Reply: no payload.
+	 */
+	NSWAP2L_MSG_PEER_FREE	= 11,
 };
 
 /* Set in the type of every reply. */
@@ -207,6 +268,17 @@ enum nswap2l_status {
 #define NSWAP2L_CAP_SEALED_GET	(1ULL << 2)
 /* A PUT may carry keys to free (see NSWAP2L_MSG_PUT). */
 #define NSWAP2L_CAP_PUT_FREES	(1ULL << 3)
+/*
+ * Client: takes ASK_NAMESPACE and MOVED, and never PUTs a key it holds.
+ * Server: sends its server id in the HELLO reply (see Migration).
+ */
+#define NSWAP2L_CAP_MOVED	(1ULL << 4)
+/* A peer server's HELLO (see Migration); a server announces it back. */
+#define NSWAP2L_CAP_PEER	(1ULL << 5)
+
+/* client_name of a peer session, NUL-padded like any other. */
+#define NSWAP2L_PEER_CLIENT_NAME	".peer"
+#define NSWAP2L_PROTO_SERVER_ID_SIZE	16
 
 /*
  * Header flags: 0, except in the AUTH reply, where the server says whether
@@ -261,6 +333,23 @@ struct nswap2l_hello_reply {
 	__le32 max_pages;	/* largest PUT/GET it takes, <= MAX_PAGES */
 	__le64 capabilities;
 	__u8 server_nonce[NSWAP2L_PROTO_NONCE_SIZE];
+};
+
+/* Follows struct nswap2l_hello_reply when NSWAP2L_CAP_MOVED is in effect. */
+struct nswap2l_hello_reply_moved {
+	__u8 server_id[NSWAP2L_PROTO_SERVER_ID_SIZE];
+};
+
+/* Where the pages of a MOVED are now. */
+struct nswap2l_moved {
+	__u8 server_id[NSWAP2L_PROTO_SERVER_ID_SIZE];
+	__u8 client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];	/* the namespace there */
+};
+
+/* Whose pages a PEER_PUT or PEER_FREE names. */
+struct nswap2l_peer_namespace {
+	char client_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE];
+	__u8 client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
 };
 
 struct nswap2l_auth {
