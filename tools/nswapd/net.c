@@ -434,7 +434,15 @@ static void handle_signal(struct loop *loop)
 		service_queued(loop);
 		return;
 	}
+	/* the first SIGTERM or SIGINT starts the leave, another ends it */
+	if (!loop->srv->leave.leaving && loop->srv->cfg.leave_timeout_ms) {
+		log_info("received %s: leaving", strsignal((int)info.ssi_signo));
+		server_leave(loop->srv);
+		service_queued(loop);
+		return;
+	}
 	log_info("received %s, exiting", strsignal((int)info.ssi_signo));
+	server_leave_end(loop->srv, LEAVE_SIGNAL);
 	loop->stop = true;
 }
 
@@ -544,6 +552,8 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 			tick(&loop);
 			next_tick = srv->now_ms + NET_TICK_MS;
 		}
+		if (!loop.stop && server_leave_check(srv) != LEAVE_GOING)
+			loop.stop = true;
 	}
 out:
 	while (!list_empty(&loop.endpoints))

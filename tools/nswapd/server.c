@@ -232,11 +232,14 @@ static void update_limit(struct server *srv)
 		if (adaptive < limit)
 			limit = adaptive;
 	}
+	/* leaving: the shrink of memory pressure, down to nothing (its own lines say so) */
+	if (srv->leave.leaving)
+		limit = 0;
 	srv->limit_pages = limit;
-	if (held > limit && !srv->over_limit)
+	if (held > limit && !srv->over_limit && !srv->leave.leaving)
 		log_info("memory pressure: limit %llu pages, holding %llu: taking no new pages",
 			 (unsigned long long)limit, (unsigned long long)held);
-	else if (held <= limit && srv->over_limit)
+	else if (held <= limit && srv->over_limit && !srv->leave.leaving)
 		log_info("memory pressure over: limit %llu pages, holding %llu",
 			 (unsigned long long)limit, (unsigned long long)held);
 	srv->over_limit = held > limit;
@@ -296,7 +299,7 @@ static void start_evictions(struct server *srv)
 		if (may_start_round(srv, ns))
 			candidates_pages += ns->pages.used;
 	if (!candidates_pages) {
-		if (!srv->evict_pending && !srv->warned_no_evict) {
+		if (!srv->evict_pending && !srv->warned_no_evict && !srv->leave.leaving) {
 			log_warn("over the limit by %llu pages and no connected client takes EVICT",
 				 (unsigned long long)over);
 			srv->warned_no_evict = true;
@@ -318,6 +321,7 @@ static void start_evictions(struct server *srv)
 		if (!asked)
 			continue;
 		ns->evict_conn = conn;
+		ns->evict_returned_before = ns->stats.evict_returned;
 		ns->stats.evict_asked += asked;
 		srv->evict_pending += asked;
 		log_info("namespace %s: asking %s for %llu of its %zu pages back",
@@ -328,10 +332,14 @@ static void start_evictions(struct server *srv)
 void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left)
 {
 	struct namespace *ns = conn->ns;
+	uint64_t wait_ms = pages_left ? EVICT_BACKOFF_MS : EVICT_RETRY_MS;
 
+	/* leaving: the next round at the next tick while the client moves pages */
+	if (srv->leave.leaving && ns->stats.evict_returned > ns->evict_returned_before)
+		wait_ms = 0;
 	srv->evict_pending -= conn->evict_keys;
 	ns->evict_conn = NULL;
-	ns->evict_not_before_ms = srv->now_ms + (pages_left ? EVICT_BACKOFF_MS : EVICT_RETRY_MS);
+	ns->evict_not_before_ms = srv->now_ms + wait_ms;
 	log_info("namespace %s: eviction round done (%s), %zu pages held",
 		 ns->id_hex, pages_left ? "client kept some pages" : "ok", ns->pages.used);
 }
@@ -355,6 +363,111 @@ static void announce_capacity(struct server *srv)
 		if (change && (!free_pages || !told || change > told / 8))
 			conn_send_capacity(conn, free_pages);
 	}
+}
+
+/* The limit, eviction rounds and CAPACITY: at each tick, and when a leave starts. */
+static void tick_work(struct server *srv)
+{
+	update_limit(srv);
+	start_evictions(srv);
+	announce_capacity(srv);
+}
+
+uint64_t server_leave_timeout_ms(const struct server_config *cfg, uint64_t held_pages)
+{
+	if (cfg->leave_timeout_ms != LEAVE_TIMEOUT_AUTO)
+		return cfg->leave_timeout_ms;
+	/* whole seconds, as the option's */
+	return LEAVE_BASE_MS + (held_pages + LEAVE_PAGES_PER_S - 1) / LEAVE_PAGES_PER_S * 1000;
+}
+
+uint64_t server_leave_given_back(const struct server *srv)
+{
+	return srv->leave.leaving ? srv->keys_freed - srv->leave.keys_freed_at_start : 0;
+}
+
+/* Namespaces holding pages. */
+static unsigned int namespaces_holding(const struct server *srv)
+{
+	const struct namespace *ns;
+	unsigned int n = 0;
+
+	for (ns = srv->namespaces; ns; ns = ns->next)
+		n += ns->pages.used > 0;
+	return n;
+}
+
+void server_leave(struct server *srv)
+{
+	uint64_t held = server_held_pages(srv);
+
+	srv->leave.leaving = true;
+	srv->leave.started_ms = srv->now_ms;
+	srv->leave.deadline_ms = srv->now_ms + server_leave_timeout_ms(&srv->cfg, held);
+	srv->leave.pages_at_start = held;
+	srv->leave.keys_freed_at_start = srv->keys_freed;
+	log_info("leaving: giving back %llu pages of %u namespaces, deadline in %llu s%s",
+		 (unsigned long long)held, namespaces_holding(srv),
+		 (unsigned long long)(srv->leave.deadline_ms - srv->now_ms + 999) / 1000,
+		 srv->cfg.leave_timeout_ms == LEAVE_TIMEOUT_AUTO ? " (default for the pages held)" :
+		 " (--leave-timeout)");
+	/* rounds already under way end as they do; the others start now */
+	tick_work(srv);
+}
+
+/* Whether a client can still be asked for pages: to ask, or coming back. */
+static bool anyone_to_ask(const struct server *srv)
+{
+	const struct conn *conn;
+
+	list_for_each_entry(conn, &srv->conns, link) {
+		if (conn->state < CONN_READY)
+			return true;
+		if (conn->state == CONN_READY && (conn->capabilities & NSWAP2L_CAP_EVICT) &&
+		    conn->ns->pages.used)
+			return true;
+	}
+	return false;
+}
+
+enum leave_end server_leave_check(struct server *srv)
+{
+	enum leave_end why = LEAVE_GOING;
+
+	if (!srv->leave.leaving)
+		return LEAVE_GOING;
+	if (!server_held_pages(srv))
+		why = LEAVE_EMPTY;
+	else if (srv->now_ms >= srv->leave.deadline_ms)
+		why = LEAVE_DEADLINE;
+	else if (!anyone_to_ask(srv))
+		why = LEAVE_STUCK;
+	if (why != LEAVE_GOING)
+		server_leave_end(srv, why);
+	return why;
+}
+
+void server_leave_end(struct server *srv, enum leave_end why)
+{
+	static const char *const reasons[] = {
+		[LEAVE_EMPTY] = "every page given back",
+		[LEAVE_STUCK] = "no connected client takes EVICT for the rest",
+		[LEAVE_DEADLINE] = "--leave-timeout passed",
+		[LEAVE_SIGNAL] = "signalled again",
+	};
+	unsigned long long held = server_held_pages(srv);
+
+	if (!srv->leave.leaving) {
+		log_info("exiting without a leave (--leave-timeout 0): %llu pages of %u namespaces "
+			 "dropped", held, namespaces_holding(srv));
+		return;
+	}
+	log_msg(held ? LOG_LEVEL_WARN : LOG_LEVEL_INFO,
+		"leave over (%s) after %llu s: %llu of %llu pages given back, %llu pages of %u "
+		"namespaces left", reasons[why],
+		(unsigned long long)(srv->now_ms - srv->leave.started_ms) / 1000,
+		(unsigned long long)server_leave_given_back(srv),
+		(unsigned long long)srv->leave.pages_at_start, held, namespaces_holding(srv));
 }
 
 /* Unauthenticated connections would otherwise hold file descriptors forever. */
@@ -436,11 +549,10 @@ void server_tick(struct server *srv, const struct mem_sample *mem)
 	log_limits(srv);
 	expire_namespaces(srv);
 	note_memory_reading(srv);
-	update_limit(srv);
-	start_evictions(srv);
-	announce_capacity(srv);
+	tick_work(srv);
 	log_peer_flush();
 }
+
 
 void server_reload_clients(struct server *srv)
 {

@@ -29,6 +29,14 @@
 #define EVICT_ROUND_MESSAGES 64
 /* While memory cannot be read, it is said this often. */
 #define MEMORY_UNKNOWN_WARN_MS 60000
+/*
+ * The default --leave-timeout: LEAVE_BASE_MS, plus the pages held at the
+ * start at LEAVE_PAGES_PER_S (8 MB/s, a tenth of what one kernel client
+ * moves over 1 GbE: README.md, "Leaving").
+ */
+#define LEAVE_TIMEOUT_AUTO UINT64_MAX
+#define LEAVE_BASE_MS 30000
+#define LEAVE_PAGES_PER_S 2000
 
 struct conn;
 
@@ -53,6 +61,7 @@ struct server_config {
 	size_t nr_quotas;
 	bool have_default_quota;	/* --default-quota: for clients without their own */
 	uint64_t default_quota_pages;
+	uint64_t leave_timeout_ms;	/* --leave-timeout, or LEAVE_TIMEOUT_AUTO */
 	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
 };
 
@@ -96,6 +105,23 @@ struct namespace {
 	struct namespace_stats stats;
 	struct conn *evict_conn;	/* serving this namespace's eviction round */
 	uint64_t evict_not_before_ms;	/* earliest start of the next round */
+	uint64_t evict_returned_before;	/* stats.evict_returned when the round started */
+};
+
+/* Why a leave ended (README.md, "Leaving"). */
+enum leave_end {
+	LEAVE_GOING,
+	LEAVE_EMPTY,		/* every page given back */
+	LEAVE_STUCK,		/* no connection left to ask for the rest */
+	LEAVE_DEADLINE,		/* --leave-timeout passed */
+	LEAVE_SIGNAL,		/* a second SIGTERM or SIGINT */
+};
+
+struct server_leave {
+	bool leaving;
+	uint64_t started_ms, deadline_ms;
+	uint64_t pages_at_start;
+	uint64_t keys_freed_at_start;	/* srv->keys_freed then: what clients gave back since */
 };
 
 struct server {
@@ -130,6 +156,7 @@ struct server {
 	uint64_t client_namespaces_refused;	/* at AUTH, at --max-namespaces-per-client */
 	uint64_t limits_logged_ms;	/* refusals are logged as a sum, this often */
 	uint64_t limits_logged_count;	/* refused + replaced when last logged */
+	struct server_leave leave;
 };
 
 void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms);
@@ -195,6 +222,24 @@ enum bind_result server_bind_namespace(struct server *srv,
 				       const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 				       struct namespace **ns, bool *found);
 void server_unbind_namespace(struct server *srv, struct namespace *ns);
+/*
+ * Leaving (first SIGTERM): the limit becomes 0, so that the shrink path of
+ * memory pressure asks for every page back; clients are told free_pages 0.
+ * The deadline is cfg.leave_timeout_ms from now, or the default for the
+ * pages held (server_leave_timeout_ms()).
+ */
+void server_leave(struct server *srv);
+uint64_t server_leave_timeout_ms(const struct server_config *cfg, uint64_t held_pages);
+/* Pages given back (freed by their clients) since the leave started. */
+uint64_t server_leave_given_back(const struct server *srv);
+/*
+ * Whether the leave is over: nothing held, nobody left to ask for the rest
+ * (no connection that takes EVICT in a namespace holding pages, none still
+ * authenticating), or past the deadline.  Logs the end once it is.
+ */
+enum leave_end server_leave_check(struct server *srv);
+/* Logs the end of the leave (or, not leaving, the pages dropped at exit). */
+void server_leave_end(struct server *srv, enum leave_end why);
 /* For conn.c: conn answered every EVICT of its round, or closed. */
 void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left);
 

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -43,14 +44,34 @@ static const char *number_or_none(uint64_t v, char *buf, size_t size)
 	return buf;
 }
 
+/* The leave's start and deadline (Unix time), its pages at the start, given back, left. */
+static void leave_fields(const struct server *srv, char fields[5][24])
+{
+	struct timespec now;
+	uint64_t started_ms;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	started_ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 -
+		     (srv->now_ms - srv->leave.started_ms);
+	snprintf(fields[0], 24, "%llu", (unsigned long long)started_ms / 1000);
+	snprintf(fields[1], 24, "%llu", (unsigned long long)(started_ms + srv->leave.deadline_ms -
+							     srv->leave.started_ms) / 1000);
+	snprintf(fields[2], 24, "%llu", (unsigned long long)srv->leave.pages_at_start);
+	snprintf(fields[3], 24, "%llu", (unsigned long long)server_leave_given_back(srv));
+	snprintf(fields[4], 24, "%llu", (unsigned long long)server_held_pages(srv));
+}
+
 int status_render(const struct server *srv, const char *listen_desc, struct outq *out)
 {
-	char max[24], available[24], headroom[24];
+	char max[24], available[24], headroom[24], leave[5][24] = { "none", "none", "none", "none",
+								    "none" };
 	const struct namespace *ns;
 	unsigned int namespaces = 0;
 
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		namespaces++;
+	if (srv->leave.leaving)
+		leave_fields(srv, leave);
 	if (render_line(out, STATUS_HEADER) ||
 	    render_line(out, "server listen=%s pid=%d uptime_s=%llu max_pages=%s limit_pages=%llu "
 			"held_pages=%llu free_pages=%llu mem_available=%s cgroup_headroom=%s "
@@ -61,7 +82,9 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			"buffer_budget=%zu client_buffer_budget=%zu max_connections_per_client=%u "
 			"client_connections_refused=%llu max_namespaces_per_client=%u "
 			"client_namespaces_refused=%llu requests_put=%llu requests_get=%llu "
-			"requests_free=%llu pages_put=%llu keys_freed=%llu",
+			"requests_free=%llu pages_put=%llu keys_freed=%llu leaving=%d leave_started=%s "
+			"leave_deadline=%s leave_pages_at_start=%s leave_pages_given_back=%s "
+			"leave_pages_left=%s",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -88,7 +111,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			(unsigned long long)srv->requests_get,
 			(unsigned long long)srv->requests_free,
 			(unsigned long long)srv->pages_put,
-			(unsigned long long)srv->keys_freed))
+			(unsigned long long)srv->keys_freed, srv->leave.leaving,
+			leave[0], leave[1], leave[2], leave[3], leave[4]))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24], quota[24];
@@ -115,7 +139,7 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 	return render_line(out, "end");
 }
 
-#define RECORD_FIELDS 48
+#define RECORD_FIELDS 64
 
 /* One parsed record: its kind and up to RECORD_FIELDS key=value pairs, pointing into the report. */
 struct record {
@@ -200,6 +224,37 @@ static const char *bytes_or_none(const struct record *rec, const char *key, char
 	return format_bytes(field_number(rec, key), buf, size);
 }
 
+/* A Unix time from the report as local time, and how far from now. */
+static const char *when_text(const struct record *rec, const char *key, char *buf, size_t size)
+{
+	time_t t = (time_t)field_number(rec, key), now = time(NULL);
+	struct tm tm;
+	char clock[32];
+
+	strftime(clock, sizeof(clock), "%F %T", localtime_r(&t, &tm));
+	if (t > now)
+		snprintf(buf, size, "%s (in %lld s)", clock, (long long)(t - now));
+	else
+		snprintf(buf, size, "%s (%lld s ago)", clock, (long long)(now - t));
+	return buf;
+}
+
+static void print_human_leave(const struct record *rec)
+{
+	char started[64], deadline[64];
+
+	if (strcmp(field(rec, "leaving"), "1")) {
+		printf("  leaving:          no\n");
+		return;
+	}
+	printf("  leaving:          since %s, deadline %s\n",
+	       when_text(rec, "leave_started", started, sizeof(started)),
+	       when_text(rec, "leave_deadline", deadline, sizeof(deadline)));
+	printf("                    %s pages held at the start, %s given back, %s left\n",
+	       field(rec, "leave_pages_at_start"), field(rec, "leave_pages_given_back"),
+	       field(rec, "leave_pages_left"));
+}
+
 static void print_human_server(const struct record *rec)
 {
 	char a[64], b[64], c[64];
@@ -237,6 +292,7 @@ static void print_human_server(const struct record *rec)
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
 	printf("  MAC failures:     %s\n", field(rec, "mac_failures"));
 	printf("  eviction pending: %s pages asked, not yet answered\n", field(rec, "evict_pending"));
+	print_human_leave(rec);
 	printf("namespaces: %s\n", field(rec, "namespaces"));
 	if (strcmp(field(rec, "namespaces"), "0"))
 		printf("  %-16s %-32s %10s %5s %10s %10s %9s %6s %9s %9s %6s\n", "CLIENT",
