@@ -14,6 +14,7 @@
 #include "auth.h"
 #include "conn.h"
 #include "log.h"
+#include "net.h"
 #include "poly1305.h"
 #include "proto.h"
 #include "server.h"
@@ -1800,6 +1801,138 @@ static void test_log_peer(void)
 	CHECK(suppressed_lines == 2 && info_lines == LOG_PEER_BURST);
 }
 
+/* Sends a FREE of keys[0..n) and takes its reply. */
+static void free_pages_of(struct conn *conn, const uint64_t *keys, uint32_t n)
+{
+	static uint8_t payload[NSWAP2L_PROTO_MAX_KEYS * 8];
+
+	put_keys(payload, keys, n);
+	send_msg(conn, NSWAP2L_MSG_FREE, 30, n, payload, n * 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK);
+}
+
+/* Sends a PUT of keys[0..n) (pages of byte fill) and returns the reply's status. */
+static uint32_t put_pages(struct conn *conn, const uint64_t *keys, uint32_t n, int fill)
+{
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
+
+	memset(payload, fill, n * PUT_ITEM_SIZE);
+	put_keys(payload, keys, n);
+	send_msg(conn, NSWAP2L_MSG_PUT, 31, n, payload, n * PUT_ITEM_SIZE, 0);
+	return take(conn, NULL).status;
+}
+
+/*
+ * Leaving: the limit becomes 0, so that every page is asked back; new keys
+ * get NOSPC, overwrites and reads go on; the next round comes at the next
+ * tick while the client moves pages, after the back-off when it moved
+ * none; the leave is over when nothing is held, when what is held has no
+ * connection to ask, or at the deadline.
+ */
+static void test_leave(void)
+{
+	struct server_config cfg = {
+		.max_pages = 4096, .grace_ms = 60000, .make_nonce = zero_nonce,
+		.keys = { .shared = true, .shared_key = { .len = 16 } },
+		.max_connections = 8, .max_unauth_per_address = 8, .max_conns_per_client = 8,
+		.max_namespaces_per_client = 8, .message_timeout_ms = 30000,
+		.buffer_budget = 64u << 20, .leave_timeout_ms = LEAVE_TIMEOUT_AUTO,
+	};
+	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
+				     .available = 1ull << 40 };
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
+	struct server_config fixed = cfg;
+	uint64_t keys[64], asked[64], now;
+	struct proto_header hdr;
+	struct server srv;
+	struct conn *conn;
+	uint32_t i;
+
+	/* the default deadline: 30 s, and a second per 2000 pages started */
+	CHECK(server_leave_timeout_ms(&cfg, 0) == 30000);
+	CHECK(server_leave_timeout_ms(&cfg, 2000) == 31000);
+	CHECK(server_leave_timeout_ms(&cfg, 2001) == 32000);
+	CHECK(server_leave_timeout_ms(&cfg, 16ull << 20) == 30000 + 8389000);
+	fixed.leave_timeout_ms = 5000;
+	CHECK(server_leave_timeout_ms(&fixed, 1ull << 30) == 5000);
+
+	memset(cfg.keys.shared_key.bytes, 9, 16);
+	server_init(&srv, &cfg, 1000);
+	server_tick(&srv, &plenty);
+	for (i = 0; i < 64; i++)
+		keys[i] = 100 + i;
+	/* namespace 2: 8 pages and no connection; namespace 1: 64 pages, a connection taking EVICT */
+	conn = ready_conn(&srv, &cfg.keys.shared_key, 2);
+	CHECK(put_pages(conn, keys, 8, 2) == NSWAP2L_OK);
+	conn_close(conn);
+	conn = ready_conn_caps(&srv, &cfg.keys.shared_key, 1, NSWAP2L_CAP_EVICT);
+	CHECK(put_pages(conn, keys, 64, 1) == NSWAP2L_OK);
+	CHECK(server_leave_check(&srv) == LEAVE_GOING && server_leave_given_back(&srv) == 0);
+
+	server_leave(&srv);
+	CHECK(srv.leave.leaving && srv.limit_pages == 0 && srv.leave.pages_at_start == 72);
+	CHECK(srv.leave.deadline_ms == srv.now_ms + 31000);
+	CHECK(server_client_free_pages(&srv, conn->ns) == 0 && server_free_pages(&srv) == 0);
+	hdr = take(conn, payload);
+	CHECK(hdr.type == NSWAP2L_MSG_EVICT && hdr.count == 64 && hdr.free_pages == 0);
+	for (i = 0; i < 64; i++)
+		asked[i] = proto_key(payload, i);
+	CHECK(server_leave_check(&srv) == LEAVE_GOING);
+	/* a new key: NOSPC; an overwrite and a read: served */
+	keys[0] = 5000;
+	CHECK(put_pages(conn, keys, 1, 3) == NSWAP2L_ERR_NOSPC);
+	CHECK(put_pages(conn, asked, 1, 3) == NSWAP2L_OK);
+	send_msg(conn, NSWAP2L_MSG_GET, 32, 1, payload, 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && server_held_pages(&srv) == 72);
+
+	/* it moved 32 and kept the rest (NOSPC): the next round at the next tick */
+	free_pages_of(conn, asked, 32);
+	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 64, NULL, 0,
+		 NSWAP2L_ERR_NOSPC);
+	CHECK(server_leave_given_back(&srv) == 32 && !srv.evict_pending);
+	CHECK(conn->ns->evict_not_before_ms == srv.now_ms);
+	srv.now_ms += NET_TICK_MS;
+	server_tick(&srv, &plenty);
+	hdr = take(conn, payload);
+	CHECK(hdr.type == NSWAP2L_MSG_EVICT && hdr.count == 32);
+	/* nothing moved this time: asked again after the back-off, until the deadline */
+	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 32, NULL, 0,
+		 NSWAP2L_ERR_NOSPC);
+	CHECK(conn->ns->evict_not_before_ms == srv.now_ms + EVICT_BACKOFF_MS);
+	srv.now_ms += NET_TICK_MS;
+	server_tick(&srv, &plenty);
+	CHECK(!conn->out.bytes && server_leave_check(&srv) == LEAVE_GOING);
+	now = srv.now_ms;
+	srv.now_ms = srv.leave.deadline_ms;
+	CHECK(server_leave_check(&srv) == LEAVE_DEADLINE);
+	srv.now_ms = now + EVICT_BACKOFF_MS;
+	server_tick(&srv, &plenty);
+	hdr = take(conn, payload);
+	CHECK(hdr.type == NSWAP2L_MSG_EVICT && hdr.count == 32);
+	for (i = 0; i < 32; i++)
+		asked[i] = proto_key(payload, i);
+	free_pages_of(conn, asked, 32);
+	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 32, NULL, 0, NSWAP2L_OK);
+
+	/* what is left has no connection to ask: over, with its pages counted */
+	CHECK(server_held_pages(&srv) == 8 && server_leave_given_back(&srv) == 64);
+	CHECK(server_leave_check(&srv) == LEAVE_STUCK);
+	/* a connection still authenticating may be that client coming back */
+	conn_close(conn);
+	conn = conn_open(&srv, "test:back", 9);
+	CHECK(server_leave_check(&srv) == LEAVE_GOING);
+	conn_close(conn);
+	conn = ready_conn(&srv, &cfg.keys.shared_key, 2);
+	free_pages_of(conn, keys + 1, 7);
+	CHECK(server_leave_check(&srv) == LEAVE_STUCK);
+	keys[0] = 100;
+	free_pages_of(conn, keys, 1);
+	CHECK(server_leave_check(&srv) == LEAVE_EMPTY && server_leave_given_back(&srv) == 72);
+	conn_close(conn);
+	peer.on = false;
+	server_destroy(&srv);
+}
+
 /* Caps, timeouts and the buffer budget; states are set by hand where only they matter. */
 static void test_limits(void)
 {
@@ -1893,6 +2026,7 @@ int main(void)
 	test_store();
 	test_session();
 	test_limits();
+	test_leave();
 	test_namespaces();
 	test_buffer_budget();
 	test_ratelimit();
