@@ -436,7 +436,8 @@ static void handle_signal(struct loop *loop)
 	}
 	/* the first SIGTERM or SIGINT starts the leave, another ends it */
 	if (!loop->srv->leave.leaving && loop->srv->cfg.leave_timeout_ms) {
-		log_info("received %s: leaving", strsignal((int)info.ssi_signo));
+		log_info("received %s, exiting once the pages held are given back",
+			 strsignal((int)info.ssi_signo));
 		server_leave(loop->srv);
 		service_queued(loop);
 		return;

@@ -553,7 +553,6 @@ void server_tick(struct server *srv, const struct mem_sample *mem)
 	log_peer_flush();
 }
 
-
 void server_reload_clients(struct server *srv)
 {
 	struct auth_keyring fresh;
