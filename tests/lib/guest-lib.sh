@@ -326,7 +326,7 @@ netram_table_arg() {
 netram_server() { echo "169.254.100.$((100 + $1)):7000"; }
 
 # server_ctl CMD [ARG...]: one command to the host's tests/lib/server-control
-#   alive I | kill I | stop I | cont I | start I | stats I |
+#   alive I | kill I | term I | stop I | cont I | start I | stats I |
 #   set-memavailable I SIZE        (I = 0..N-1, SIZE e.g. 64M) |
 #   misbehave I MODE...            (tests/lib/misbehaving-server; MODE none:
 #                                   nswapd again) |
