@@ -471,7 +471,7 @@ void netram_first_deferred(struct netram_server *srv, int r)
 {
 	char why[NETRAM_ERROR_TEXT_SIZE];
 
-	DMWARN("%s: server %s %s (error %d): it stays connecting, tried again every %u ms to %u s, and joins when it answers",
+	DMWARN("%s: server %s %s (error %d): connecting, tried again every %u ms doubling to %u s; it joins when it answers",
 	       netram_dev_name(srv->nt), srv->name, netram_error_text(srv, r, why), r,
 	       jiffies_to_msecs(NETRAM_BACKOFF_MIN), jiffies_to_msecs(NETRAM_BACKOFF_MAX) / 1000);
 }

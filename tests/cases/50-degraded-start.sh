@@ -1,0 +1,105 @@
+# Degraded start (issue 31): a server that cannot be reached when the table
+# is loaded (killed: down, rebooting) does not fail the load while pages
+# have another home (another server up, flash or disk).  It starts as
+# "connecting" (status, the sysfs servers file, one dmesg line saying why
+# and that it keeps trying), takes no page, is never "failed" (it holds
+# nothing), and joins when it answers, taking new pages.  With
+# reliability=mirror the pages go to the two servers that are up, so they
+# keep their two copies meanwhile.  What still fails: no server reached and
+# no flash or disk; a server that answers but refuses the key (even with
+# another down); add_server of a server that is down (asked for now).  A
+# reload that adds a server that is down loads, like a create.  Suspend and
+# remove of a device whose server never came up return at once.
+# Server 2 is down from the start; every page written is checked (blkpat).
+# servers: 3
+# disks: flash=16M
+# timeout: 300
+
+load_nswap2l
+netram_load_key >/dev/null
+KEY=$(netram_table_arg | cut -d' ' -f2)
+S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2)
+PAGES=1024                                  # 4 MiB
+HALF=$((PAGES / 2))
+server_ctl kill 2 >/dev/null || die "kill server 2"
+
+# 1. one server, down, no flash or disk: no home for a page, the load fails
+#    with the reason the server gave
+dmesg_mark
+expect_fail "a device whose only server is down" \
+	dm_create nope "0 8192 nswap2l 2 netram=$S2 $KEY"
+dmesg_new | grep -q "netram: server $S2 [a-z ]* (error -[0-9]*)\$" ||
+	die "no dmesg reason for the server that is down: $(dmesg_new)"
+
+# 2. a server that answers but refuses the key fails the load, whatever the others
+head -c 32 /dev/urandom >/tmp/wrong.key
+addkey logon nswap2l:wrong /tmp/wrong.key @u >/dev/null || die "add the wrong key"
+dmesg_mark
+expect_fail "a wrong key, with one server down" \
+	dm_create nope "0 8192 nswap2l 3 netram=$S0,$S2 key=:32:logon:nswap2l:wrong flash=$FLASH"
+dmesg_new | grep -q "server $S0 rejected the key of client 'default' (error -129)" ||
+	die "no dmesg reason for the wrong key: $(dmesg_new)"
+dm_exists nope && die "device left behind by the failed loads"
+
+# 3. flash is a home: a device with server 2 down loads; add_server of the
+#    server that is down fails at once, a reload that adds it loads
+dm_create f "0 $((PAGES * 8)) nswap2l 3 netram=$S0 $KEY flash=$FLASH" || die "create over server 0 and flash"
+dmesg_mark
+expect_fail "add_server of a server that is down" dmsetup message f 0 add_server "$S2"
+dmesg_new | grep -q "server $S2 [a-z ]* (error -[0-9]*)\$" ||
+	die "no dmesg reason for add_server of a server that is down: $(dmesg_new)"
+dmesg_mark
+dmsetup reload f --table "0 $((PAGES * 8)) nswap2l 3 netram=$S0,$S2 $KEY flash=$FLASH" ||
+	die "a reload that adds a server that is down failed: $(dmesg_new)"
+dmsetup resume f || die "resume after the reload"
+dmesg_new | grep -q "server $S2 .* (error -[0-9]*): connecting, tried again every" ||
+	die "no dmesg line for the server the reload left connecting: $(dmesg_new)"
+assert_eq "$(netram_stat f 1 state)" connecting "server 2's state after the reload"
+blkpat write /dev/mapper/f 0 $PAGES 3 || die "blkpat write to f"
+blkpat verify /dev/mapper/f 0 $PAGES 3 || die "blkpat verify f"
+assert_eq "$(netram_stat f 1 held)" 0 "pages on the server that is down"
+# suspend and remove do not wait for a server that never came up
+t0=$(uptime_cs)
+dmsetup suspend f || die "suspend f"
+dmsetup resume f || die "resume f"
+dm_remove f || die "remove f"
+assert_lt $(($(uptime_cs) - t0)) 300 "centiseconds to suspend, resume and remove f"
+
+# 4. reliability=mirror over the three, server 2 down, no flash: the two up
+#    take every page, two copies each
+DEV=/dev/mapper/m
+dmesg_mark
+dm_create m "0 $((PAGES * 8)) nswap2l 4 netram=$S0,$S1,$S2 $KEY reliability=mirror timeout=3" ||
+	die "create with server 2 down failed: $(dmesg_new)"
+nsw_check_shape m 1 3
+dmesg_new | grep -q "server $S2 .* (error -[0-9]*): connecting, tried again every" ||
+	die "no dmesg line for the server left connecting: $(dmesg_new)"
+assert_eq "$(netram_stat m 2 state)" connecting "server 2's state in status"
+assert_eq "$(sysfs_stat m servers "$S2" state)" connecting "server 2's state in sysfs"
+assert_eq "$(netram_stat m 0 state) $(netram_stat m 1 state)" "up up" "servers 0 and 1"
+blkpat write $DEV 0 $HALF 5 || die "blkpat write while server 2 is down"
+# longer than timeout=3: a server that was never up is not failed
+sleep 4
+assert_eq "$(netram_stat m 2 state)" connecting "server 2's state after the timeout"
+assert_eq "$(netram_stat m 2 held)" 0 "copies on the server that is down"
+assert_eq "$(($(netram_stat m 0 held) + $(netram_stat m 1 held)))" $((2 * HALF)) "copies on servers 0 and 1"
+blkpat verify $DEV 0 $HALF 5 || die "blkpat verify while server 2 is down"
+
+# 5. server 2 comes back: it joins within the back-off (at most 10 s apart)
+#    and takes new pages
+dmesg_mark
+server_ctl start 2 >/dev/null || die "start server 2"
+up2() { [ "$(netram_stat m 2 state)" = up ]; }
+wait_until 30 m "server 2 joined" up2
+dmesg_new | grep -q "server $S2 joined" || die "no dmesg line for the join: $(dmesg_new)"
+blkpat write $DEV $HALF $HALF 6 || die "blkpat write after the join"
+assert_gt "$(netram_stat m 2 held)" 0 "copies on server 2 after it joined"
+show_status m
+blkpat verify $DEV 0 $HALF 5 || die "blkpat verify of the first half after the join"
+blkpat verify $DEV $HALF $HALF 6 || die "blkpat verify of the second half"
+# every page has a copy off server 0: it may die
+server_ctl kill 0 >/dev/null || die "kill server 0"
+blkpat verify $DEV 0 $HALF 5 || die "blkpat verify of the first half without server 0"
+blkpat verify $DEV $HALF $HALF 6 || die "blkpat verify of the second half without server 0"
+dm_remove m || die "remove m"
+log "degraded start: ok"
