@@ -4,8 +4,8 @@
 # "connecting" (status, the sysfs servers file, one dmesg line saying why
 # and that it keeps trying), takes no page, is never "failed" (it holds
 # nothing), and joins when it answers, taking new pages.  With
-# reliability=mirror the pages go to the two servers that are up, so they
-# keep their two copies meanwhile.  What still fails: no server reached and
+# reliability=mirror or parity the pages go to the two servers that are up,
+# so they keep their redundancy meanwhile (server 0 may die after).  What still fails: no server reached and
 # no flash or disk; a server that answers but refuses the key (even with
 # another down); add_server of a server that is down (asked for now).  A
 # reload that adds a server that is down loads, like a create.  Suspend and
@@ -65,41 +65,50 @@ dmsetup resume f || die "resume f"
 dm_remove f || die "remove f"
 assert_lt $(($(uptime_cs) - t0)) 300 "centiseconds to suspend, resume and remove f"
 
-# 4. reliability=mirror over the three, server 2 down, no flash: the two up
-#    take every page, two copies each
-DEV=/dev/mapper/m
-dmesg_mark
-dm_create m "0 $((PAGES * 8)) nswap2l 4 netram=$S0,$S1,$S2 $KEY reliability=mirror timeout=3" ||
-	die "create with server 2 down failed: $(dmesg_new)"
-nsw_check_shape m 1 3
-dmesg_new | grep -q "server $S2 .* (error -[0-9]*): connecting, tried again every" ||
-	die "no dmesg line for the server left connecting: $(dmesg_new)"
-assert_eq "$(netram_stat m 2 state)" connecting "server 2's state in status"
-assert_eq "$(sysfs_stat m servers "$S2" state)" connecting "server 2's state in sysfs"
-assert_eq "$(netram_stat m 0 state) $(netram_stat m 1 state)" "up up" "servers 0 and 1"
-blkpat write $DEV 0 $HALF 5 || die "blkpat write while server 2 is down"
+# 4. reliability=mirror and =parity over the three, server 2 down, no
+#    flash: the two up take every page, two copies each, or a group's page
+#    and its parity (the scheme picks among the servers up, as when one fails)
+for rel in mirror parity; do
+	dmesg_mark
+	dm_create $rel "0 $((PAGES * 8)) nswap2l 4 netram=$S0,$S1,$S2 $KEY reliability=$rel timeout=3" ||
+		die "create of $rel with server 2 down failed: $(dmesg_new)"
+	nsw_check_shape $rel 1 3
+	dmesg_new | grep -q "server $S2 .* (error -[0-9]*): connecting, tried again every" ||
+		die "no dmesg line for the server left connecting ($rel): $(dmesg_new)"
+	assert_eq "$(netram_stat $rel 2 state)" connecting "server 2's state in status ($rel)"
+	assert_eq "$(sysfs_stat $rel servers "$S2" state)" connecting "server 2's state in sysfs ($rel)"
+	assert_eq "$(netram_stat $rel 0 state) $(netram_stat $rel 1 state)" "up up" "servers 0 and 1 ($rel)"
+	blkpat write /dev/mapper/$rel 0 $HALF 5 || die "blkpat write while server 2 is down ($rel)"
+done
 # longer than timeout=3: a server that was never up is not failed
 sleep 4
-assert_eq "$(netram_stat m 2 state)" connecting "server 2's state after the timeout"
-assert_eq "$(netram_stat m 2 held)" 0 "copies on the server that is down"
-assert_eq "$(($(netram_stat m 0 held) + $(netram_stat m 1 held)))" $((2 * HALF)) "copies on servers 0 and 1"
-blkpat verify $DEV 0 $HALF 5 || die "blkpat verify while server 2 is down"
+for rel in mirror parity; do
+	assert_eq "$(netram_stat $rel 2 state)" connecting "server 2's state after the timeout ($rel)"
+	assert_eq "$(netram_stat $rel 2 held)" 0 "pages on the server that is down ($rel)"
+	assert_ge "$(($(netram_stat $rel 0 held) + $(netram_stat $rel 1 held)))" $((2 * HALF)) \
+		"server pages on servers 0 and 1 ($rel)"
+	blkpat verify /dev/mapper/$rel 0 $HALF 5 || die "blkpat verify while server 2 is down ($rel)"
+done
 
 # 5. server 2 comes back: it joins within the back-off (at most 10 s apart)
 #    and takes new pages
 dmesg_mark
 server_ctl start 2 >/dev/null || die "start server 2"
-up2() { [ "$(netram_stat m 2 state)" = up ]; }
-wait_until 30 m "server 2 joined" up2
-dmesg_new | grep -q "server $S2 joined" || die "no dmesg line for the join: $(dmesg_new)"
-blkpat write $DEV $HALF $HALF 6 || die "blkpat write after the join"
-assert_gt "$(netram_stat m 2 held)" 0 "copies on server 2 after it joined"
-show_status m
-blkpat verify $DEV 0 $HALF 5 || die "blkpat verify of the first half after the join"
-blkpat verify $DEV $HALF $HALF 6 || die "blkpat verify of the second half"
-# every page has a copy off server 0: it may die
+joined() { [ "$(netram_stat mirror 2 state) $(netram_stat parity 2 state)" = "up up" ]; }
+wait_until 30 mirror "server 2 joined both devices" joined
+assert_eq "$(dmesg_new | grep -c "server $S2 joined")" 2 "dmesg lines for the joins"
+for rel in mirror parity; do
+	blkpat write /dev/mapper/$rel $HALF $HALF 6 || die "blkpat write after the join ($rel)"
+	assert_gt "$(netram_stat $rel 2 held)" 0 "pages on server 2 after it joined ($rel)"
+	show_status $rel
+	blkpat verify /dev/mapper/$rel 0 $HALF 5 || die "blkpat verify of the first half after the join ($rel)"
+	blkpat verify /dev/mapper/$rel $HALF $HALF 6 || die "blkpat verify of the second half ($rel)"
+done
+# every page is kept redundantly off server 0: it may die
 server_ctl kill 0 >/dev/null || die "kill server 0"
-blkpat verify $DEV 0 $HALF 5 || die "blkpat verify of the first half without server 0"
-blkpat verify $DEV $HALF $HALF 6 || die "blkpat verify of the second half without server 0"
-dm_remove m || die "remove m"
+for rel in mirror parity; do
+	blkpat verify /dev/mapper/$rel 0 $HALF 5 || die "blkpat verify of the first half without server 0 ($rel)"
+	blkpat verify /dev/mapper/$rel $HALF $HALF 6 || die "blkpat verify of the second half without server 0 ($rel)"
+	dm_remove $rel || die "remove $rel"
+done
 log "degraded start: ok"
