@@ -238,7 +238,8 @@ static int netram_connect(struct netram_server *srv)
 		r = netram_handshake(srv, sock, &found, &free_pages);
 	if (r) {
 		netram_release_sock(srv);
-		return r;
+		/* cut short by netram_shutdown_sock(): not the server's doing */
+		return READ_ONCE(srv->stopping) ? -ESHUTDOWN : r;
 	}
 	netram_note_free(srv, free_pages);
 	if (!found && !srv->new_namespace_ok) {

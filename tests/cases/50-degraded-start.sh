@@ -9,7 +9,8 @@
 # no flash or disk; a server that answers but refuses the key (even with
 # another down); add_server of a server that is down (asked for now).  A
 # reload that adds a server that is down loads, like a create.  Suspend and
-# remove of a device whose server never came up return at once.
+# remove of a device whose server never came up (down, or an address nobody
+# answers at) return at once, and say nothing of the attempt they cut short.
 # Server 2 is down from the start; every page written is checked (blkpat).
 # servers: 3
 # disks: flash=16M
@@ -64,6 +65,16 @@ dmsetup suspend f || die "suspend f"
 dmsetup resume f || die "resume f"
 dm_remove f || die "remove f"
 assert_lt $(($(uptime_cs) - t0)) 300 "centiseconds to suspend, resume and remove f"
+# an address nobody answers at: its thread may be in the middle of an attempt
+dmesg_mark
+dm_create bh "0 8192 nswap2l 3 netram=169.254.100.123:7000 $KEY flash=$FLASH" ||
+	die "create over an address nobody answers at, and flash: $(dmesg_new)"
+log "nobody answers: $(dmesg_new | grep 169.254.100.123)"
+sleep 1
+t0=$(uptime_cs)
+dm_remove bh || die "remove bh"
+assert_lt $(($(uptime_cs) - t0)) 300 "centiseconds to remove bh"
+if dmesg_new | grep "cannot connect"; then die "an attempt stopped by the remove was reported"; fi
 
 # 4. reliability=mirror and =parity over the three, server 2 down, no
 #    flash: the two up take every page, two copies each, or a group's page
