@@ -132,7 +132,7 @@ static inline bool netram_another_pass(const struct nswap2l_move_job *job, unsig
 
 /* A server's state: one word under srv->lock, changed by netram_set_state() alone. */
 enum netram_state {
-	NETRAM_CONNECTING,	/* never connected since created or its slot reused */
+	NETRAM_CONNECTING,	/* never connected since created or its slot reused: takes nothing */
 	NETRAM_UP,
 	NETRAM_UP_FAILED,	/* a request overdue: its socket is shut, it takes nothing */
 	NETRAM_DOWN,		/* connection lost, reconnecting, within the timeout */
@@ -542,7 +542,10 @@ int netram_send_pages_nowait(struct netram_server *srv, struct bio_vec *bvecs,
 			     unsigned int nr, size_t len, int flags);
 void netram_shutdown_sock(struct netram_server *srv, bool stop);
 int netram_start_server(struct netram_server *srv);
-int netram_first_connection(struct netram_server *srv, struct dm_target *ti);
+bool netram_unreachable(int error);
+int netram_first_result(struct netram_server *srv);
+void netram_first_failed(struct netram_server *srv, struct dm_target *ti, int r);
+void netram_first_deferred(struct netram_server *srv, int r);
 void netram_stop_server(struct netram_server *srv);
 
 /* netram_auth.c */

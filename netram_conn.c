@@ -207,7 +207,7 @@ static void netram_release_sock(struct netram_server *srv)
 static int netram_connect(struct netram_server *srv)
 {
 	struct socket *sock;
-	bool renew, found = false;
+	bool renew, joined, found = false;
 	u64 free_pages;
 	int r;
 
@@ -238,7 +238,8 @@ static int netram_connect(struct netram_server *srv)
 		r = netram_handshake(srv, sock, &found, &free_pages);
 	if (r) {
 		netram_release_sock(srv);
-		return r;
+		/* cut short by netram_shutdown_sock(): not the server's doing */
+		return READ_ONCE(srv->stopping) ? -ESHUTDOWN : r;
 	}
 	netram_note_free(srv, free_pages);
 	if (!found && !srv->new_namespace_ok) {
@@ -264,8 +265,12 @@ static int netram_connect(struct netram_server *srv)
 	netram_set_state(srv, NETRAM_UP);
 	if (srv->ever_up)
 		atomic64_inc(&srv->reconnects);
+	/* the first attempt failed and the table was loaded without it (degraded start) */
+	joined = !srv->ever_up && srv->first_done;
 	srv->ever_up = true;
 	spin_unlock_irq(&srv->lock);
+	if (joined)
+		DMINFO("%s: server %s joined", netram_dev_name(srv->nt), srv->name);
 	netram_queue_io(srv);
 	srv->ev->connected(srv);
 	return 0;
@@ -327,7 +332,17 @@ static const char *netram_error_text(struct netram_server *srv, int error, char 
 		return "refused the connection";
 	case -ETIMEDOUT:
 	case -EAGAIN:
+	case -EINPROGRESS:	/* connect() timed out (sk_sndtimeo) */
 		return "did not answer in time";
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+	case -EHOSTDOWN:
+	case -ENETDOWN:
+		return "is unreachable";
+	case -EPIPE:
+	case -ECONNRESET:
+	case -ECONNABORTED:
+		return "closed the connection";
 	case -EPROTONOSUPPORT:
 		return "speaks another protocol version";
 	case -EPROTO:
@@ -353,10 +368,16 @@ static int netram_receiver(void *data)
 
 	while (!kthread_should_stop()) {
 		r = netram_connect(srv);
-		/* Once per cause: a revoked key must not go unnoticed, nor flood. */
-		if (r && r != last_error && srv->ever_up && r != -ESHUTDOWN)
-			DMWARN_LIMIT("%s: server %s: cannot reconnect: %s (error %d)",
+		/*
+		 * Once per cause: a revoked key must not go unnoticed, nor flood.
+		 * The first attempt's error is said by whoever waits for it;
+		 * one still connecting says only what is not its being down.
+		 */
+		if (r && r != last_error && srv->first_done && r != -ESHUTDOWN &&
+		    (srv->ever_up || !netram_unreachable(r)))
+			DMWARN_LIMIT("%s: server %s: cannot %s: %s (error %d)",
 				     netram_dev_name(srv->nt), srv->name,
+				     srv->ever_up ? "reconnect" : "connect",
 				     netram_error_text(srv, r, why), r);
 		last_error = r;
 		if (!srv->first_done) {
@@ -399,16 +420,43 @@ int netram_start_server(struct netram_server *srv)
 	return 0;
 }
 
-/* The result of the server's first connection attempt, explained in dmesg. */
-int netram_first_connection(struct netram_server *srv, struct dm_target *ti)
+/*
+ * The errors of a server that is down, rebooting or cut off, not of a
+ * wrong configuration (a key refused, another protocol): such a server
+ * may be left connecting when pages have another home.
+ */
+bool netram_unreachable(int error)
+{
+	switch (error) {
+	case -ECONNREFUSED:
+	case -ETIMEDOUT:
+	case -EAGAIN:
+	case -EINPROGRESS:
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+	case -EHOSTDOWN:
+	case -ENETDOWN:
+	case -EPIPE:		/* accepted, then closed: going down or starting */
+	case -ECONNRESET:
+	case -ECONNABORTED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The result of the server's first connection attempt, once made. */
+int netram_first_result(struct netram_server *srv)
+{
+	wait_event(srv->wait, smp_load_acquire(&srv->first_done));
+	return srv->first_result;
+}
+
+/* The first attempt failed with @r, which fails the table load (@ti) or message. */
+void netram_first_failed(struct netram_server *srv, struct dm_target *ti, int r)
 {
 	char why[NETRAM_ERROR_TEXT_SIZE];
-	int r;
 
-	wait_event(srv->wait, smp_load_acquire(&srv->first_done));
-	r = srv->first_result;
-	if (!r)
-		return 0;
 	if (ti)
 		nswap2l_bad_table(ti, r == -ENOKEY ? "Network RAM server does not know the client" :
 				  "Cannot reach Network RAM server",
@@ -417,7 +465,16 @@ int netram_first_connection(struct netram_server *srv, struct dm_target *ti)
 	else
 		DMERR("%s: server %s %s (error %d)", netram_dev_name(srv->nt), srv->name,
 		      netram_error_text(srv, r, why), r);
-	return r;
+}
+
+/* The first attempt failed with @r, netram_unreachable(): the receiver goes on trying. */
+void netram_first_deferred(struct netram_server *srv, int r)
+{
+	char why[NETRAM_ERROR_TEXT_SIZE];
+
+	DMWARN("%s: server %s %s (error %d): connecting, tried again every %u ms doubling to %u s; it joins when it answers",
+	       netram_dev_name(srv->nt), srv->name, netram_error_text(srv, r, why), r,
+	       jiffies_to_msecs(NETRAM_BACKOFF_MIN), jiffies_to_msecs(NETRAM_BACKOFF_MAX) / 1000);
 }
 
 /* No thread of the server runs once this returns. */

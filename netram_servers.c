@@ -47,9 +47,9 @@ void netram_watchdog(struct work_struct *work)
 			timed_out = state == NETRAM_UP;
 			if (timed_out)
 				netram_set_state(srv, NETRAM_UP_FAILED);
-		} else if ((state == NETRAM_DOWN || state == NETRAM_CONNECTING ||
-			    state == NETRAM_DOWN_FAILED) &&
+		} else if ((state == NETRAM_DOWN || state == NETRAM_DOWN_FAILED) &&
 			   time_after(jiffies, srv->down_since + timeout)) {
+			/* not CONNECTING: a server never up holds nothing to fail (degraded start) */
 			give_up = state != NETRAM_DOWN_FAILED;
 			if (give_up)
 				netram_set_state(srv, NETRAM_DOWN_FAILED);

@@ -7,7 +7,7 @@
  * A server's state is one word under srv->lock, changed only through
  * netram_set_state(), which refuses a transition not in netram_allowed[]:
  *
- *   CONNECTING -> UP | DOWN_FAILED | REMOVED
+ *   CONNECTING -> UP | REMOVED     (never failed: it holds nothing)
  *   UP         -> DOWN | UP_FAILED | REMOVED
  *   UP_FAILED  -> DOWN_FAILED | REMOVED
  *   DOWN       -> UP | DOWN_FAILED | REMOVED
@@ -17,7 +17,7 @@
 #include "netram_scheme.h"
 
 static const u8 netram_allowed[NETRAM_NR_STATES] = {
-	[NETRAM_CONNECTING]	= BIT(NETRAM_UP) | BIT(NETRAM_DOWN_FAILED) | BIT(NETRAM_REMOVED),
+	[NETRAM_CONNECTING]	= BIT(NETRAM_UP) | BIT(NETRAM_REMOVED),
 	[NETRAM_UP]		= BIT(NETRAM_DOWN) | BIT(NETRAM_UP_FAILED) | BIT(NETRAM_REMOVED),
 	[NETRAM_UP_FAILED]	= BIT(NETRAM_DOWN_FAILED) | BIT(NETRAM_REMOVED),
 	[NETRAM_DOWN]		= BIT(NETRAM_UP) | BIT(NETRAM_DOWN_FAILED) | BIT(NETRAM_REMOVED),
@@ -48,9 +48,8 @@ bool netram_set_state(struct netram_server *srv, enum netram_state to)
 	if (to == NETRAM_UP) {
 		srv->last_sent = jiffies;
 		srv->connections++;
-	} else if (to == NETRAM_CONNECTING ||
-		   (netram_state_connected(from) && (to == NETRAM_DOWN || to == NETRAM_DOWN_FAILED))) {
-		/* the timeout of a server not (or no longer) connected runs from here */
+	} else if (netram_state_connected(from) && (to == NETRAM_DOWN || to == NETRAM_DOWN_FAILED)) {
+		/* the timeout of a server no longer connected runs from here */
 		srv->down_since = jiffies;
 	}
 	return true;

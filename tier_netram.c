@@ -16,6 +16,12 @@
  * How a page's copies are placed, read and written is the reliability
  * scheme's business (netram_scheme.h).
  *
+ * Degraded start: a server that cannot be reached when a table is loaded
+ * (down, rebooting) stays "connecting" while pages have another home
+ * (another server up, flash or disk): it takes nothing, its thread tries
+ * again with back-off, and it joins when it answers.  A server that answers
+ * but refuses the key or speaks another protocol fails the load.
+ *
  * Failure: a server whose request waits longer than the table's timeout,
  * or that stays unreachable that long, is "failed": it takes no new pages,
  * its reads end with EIO (never zeros or stale data) or go to the other
@@ -262,7 +268,6 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 	mutex_init(&srv->send_mutex);
 	spin_lock_init(&srv->lock);
 	srv->state = NETRAM_CONNECTING;
-	srv->down_since = jiffies;
 	bio_list_init(&srv->queue);
 
 	srv->msgs = kvcalloc(NETRAM_TAGS, sizeof(*srv->msgs), GFP_KERNEL);
@@ -306,10 +311,10 @@ static bool netram_publish_server(struct netram_tier *nt, struct netram_server *
 	return true;
 }
 
-/* Connect a new server now: a table or message naming one that fails, fails. */
-static int netram_connect_new_server(struct netram_tier *nt, struct dm_target *ti,
-				     const struct sockaddr_in *addr,
-				     struct netram_server **result)
+/* A new server, its thread connecting: netram_first_connections() waits for it. */
+static int netram_start_new_server(struct netram_tier *nt, struct dm_target *ti,
+				   const struct sockaddr_in *addr,
+				   struct netram_server **result)
 {
 	struct netram_server *srv = NULL;
 	int r;
@@ -321,8 +326,6 @@ static int netram_connect_new_server(struct netram_tier *nt, struct dm_target *t
 			netram_error(nt, ti, "Cannot start Network RAM thread",
 				     "cannot start the thread of server %s", srv->name);
 	}
-	if (!r)
-		r = netram_first_connection(srv, ti);
 	if (r) {
 		if (srv)
 			netram_destroy_server(srv);
@@ -348,10 +351,10 @@ static struct netram_server *netram_free_slot(struct netram_tier *nt)
 }
 
 /*
- * Connect a new server in the slot of a removed one (no page names its
+ * Start a new server in the slot of a removed one (no page names its
  * index any more, and keys are never reused, so nothing of the old server
- * can reach the new one).  @reserved: it takes no pages until
- * netram_commit_reload().  On failure the slot is removed again.
+ * can reach the new one), its thread connecting.  @reserved: it takes no
+ * pages until netram_commit_reload().  On failure the slot is removed again.
  */
 static int netram_reuse_slot(struct netram_tier *nt, struct dm_target *ti,
 			     struct netram_server *srv, const struct sockaddr_in *addr,
@@ -394,16 +397,57 @@ static int netram_reuse_slot(struct netram_tier *nt, struct dm_target *ti,
 	atomic64_set(&srv->evict_moved, 0);
 
 	r = netram_start_server(srv);
-	if (r)
+	if (r) {
 		netram_error(nt, ti, "Cannot start Network RAM thread",
 			     "cannot start the thread of server %s", srv->name);
-	else
-		r = netram_first_connection(srv, ti);
-	if (r) {
 		netram_stop_server(srv);
 		netram_remove_slot(srv);
 	}
 	return r;
+}
+
+/* Pages have a home outside Network RAM: the table has flash or disk. */
+static bool netram_block_tier(struct netram_tier *nt)
+{
+	struct nswap2l *nc = nt->tier.nc;
+
+	return nc->tiers[NSWAP2L_TIER_FLASH] || nc->tiers[NSWAP2L_TIER_DISK];
+}
+
+/*
+ * Degraded start: the first attempts of @nr new servers, their threads
+ * running.  One that cannot be reached (netram_unreachable(): down,
+ * rebooting) is left connecting, its thread trying again with back-off,
+ * while pages have another home: @home, or one of these that connected.
+ * Any other error (a key refused, another protocol: the configuration's),
+ * or none reached and no @home, fails: the first such, said in ti or dmesg.
+ * Returns how many connected.
+ */
+static int netram_first_connections(struct netram_tier *nt, struct dm_target *ti,
+				    struct netram_server *const *srvs, unsigned int nr, bool home)
+{
+	unsigned int i, up = 0;
+	int r;
+
+	for (i = 0; i < nr; i++) {
+		r = netram_first_result(srvs[i]);
+		if (r && !netram_unreachable(r)) {
+			netram_first_failed(srvs[i], ti, r);
+			return r;
+		}
+		up += !r;
+	}
+	for (i = 0; i < nr; i++) {
+		r = netram_first_result(srvs[i]);
+		if (!r)
+			continue;
+		if (!home && !up) {
+			netram_first_failed(srvs[i], ti, r);
+			return r;
+		}
+		netram_first_deferred(srvs[i], r);
+	}
+	return up;
 }
 
 /*
@@ -567,23 +611,31 @@ bad:
 	return r;
 }
 
-/* The device exists: connect every server, fail if one cannot be reached. */
+/*
+ * The device exists: connect every server.  Servers that cannot be reached
+ * stay connecting while pages have another home (netram_first_connections()).
+ */
 static int netram_start(struct nswap2l_tier *tier, struct dm_target *ti)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
-	unsigned int i;
-	int r = 0;
+	unsigned int i, nr = netram_nr_servers(nt);
+	int r;
 
-	for (i = 0; i < netram_nr_servers(nt) && !r; i++) {
+	for (i = 0; i < nr; i++) {
 		r = netram_start_server(nt->servers[i]);
-		if (r)
+		if (r) {
 			ti->error = "Cannot start Network RAM thread";
+			return r;
+		}
 	}
-	for (i = 0; i < netram_nr_servers(nt) && !r; i++)
-		r = netram_first_connection(nt->servers[i], ti);
-	if (!r)
-		queue_delayed_work(nt->wq, &nt->watchdog, HZ);
-	return r;
+	r = netram_first_connections(nt, ti, nt->servers, nr, netram_block_tier(nt));
+	if (r < 0)
+		return r;
+	if (netram_scheme_redundant(nt) && nr >= 2 && r < 2)
+		DMWARN("%s: reliability=%s with %d of %u servers up: no page goes to Network RAM until another joins",
+		       netram_dev_name(nt), netram_scheme_name(nt), r, nr);
+	queue_delayed_work(nt->wq, &nt->watchdog, HZ);
+	return 0;
 }
 
 /*----------------------------------------------------------------
@@ -642,7 +694,9 @@ static void netram_cancel_reload(struct nswap2l_tier *tier, void *change)
 
 /*
  * Every server that holds pages must stay in the list; new ones are
- * connected now and join when the table is resumed.
+ * connected now and join when the table is resumed.  As at create, one
+ * that cannot be reached stays connecting while pages have another home
+ * (a server up, one of the new ones, flash or disk).
  */
 static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti,
 				 const char *arg, struct dm_dev *dev,
@@ -651,8 +705,10 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 	const struct netram_args *args = opts->args;
 	struct netram_tier *nt = to_netram_tier(tier);
 	struct sockaddr_in addrs[NETRAM_MAX_SERVERS];
+	struct netram_server *news[NETRAM_MAX_SERVERS];
 	struct netram_reload *reload;
-	unsigned int i;
+	bool home = netram_block_tier(nt);
+	unsigned int i, nr_news = 0;
 	int nr, r = 0;
 
 	reload = kzalloc(sizeof(*reload), GFP_KERNEL);
@@ -669,6 +725,7 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 	for (i = 0; !r && i < netram_nr_servers(nt); i++) {
 		struct netram_server *srv = nt->servers[i];
 
+		home |= READ_ONCE(srv->state) == NETRAM_UP;
 		if (READ_ONCE(srv->state) != NETRAM_REMOVED && !netram_addr_in(&srv->addr, addrs, nr)) {
 			netram_error(nt, ti, "A reload must keep every Network RAM server",
 				     "reload drops server %s, which holds %lld pages of the device: remove_server it first",
@@ -682,10 +739,10 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 		if (netram_live_server(nt, &addrs[i]))
 			continue;
 		if (netram_slot_left(nt, reload->nr_added)) {
-			r = netram_connect_new_server(nt, ti, &addrs[i],
-						      &reload->added[reload->nr_added]);
+			r = netram_start_new_server(nt, ti, &addrs[i],
+						    &reload->added[reload->nr_added]);
 			if (!r)
-				reload->nr_added++;
+				news[nr_news++] = reload->added[reload->nr_added++];
 			continue;
 		}
 		slot = netram_free_slot(nt);
@@ -698,8 +755,10 @@ static int netram_prepare_reload(struct nswap2l_tier *tier, struct dm_target *ti
 		}
 		r = netram_reuse_slot(nt, ti, slot, &addrs[i], true);
 		if (!r)
-			reload->reused[reload->nr_reused++] = slot;
+			news[nr_news++] = reload->reused[reload->nr_reused++] = slot;
 	}
+	if (!r)
+		r = min(netram_first_connections(nt, ti, news, nr_news, home), 0);
 	if (!r) {
 		list_add_tail(&reload->pending, &nt->pending_reloads);
 		nt->reserved_slots += reload->nr_added;
@@ -756,13 +815,18 @@ static int netram_add_server(struct netram_tier *nt, const char *spec)
 		      netram_dev_name(nt), spec);
 		return -EINVAL;
 	}
+	/*
+	 * One that cannot be reached fails at once, unlike one of a table: an
+	 * operator asked for it now (a wrong address must not linger).
+	 */
 	if (netram_slot_left(nt, 0)) {
-		r = netram_connect_new_server(nt, NULL, &addr, &srv);
+		r = netram_start_new_server(nt, NULL, &addr, &srv);
 		if (r)
 			return r;
-		if (!netram_publish_server(nt, srv)) {
+		r = netram_first_connections(nt, NULL, &srv, 1, false);
+		if (r < 0 || !netram_publish_server(nt, srv)) {
 			netram_destroy_server(srv);
-			return -ENOSPC;
+			return r < 0 ? r : -ENOSPC;
 		}
 	} else {
 		srv = netram_free_slot(nt);
@@ -774,6 +838,12 @@ static int netram_add_server(struct netram_tier *nt, const char *spec)
 		r = netram_reuse_slot(nt, NULL, srv, &addr, false);
 		if (r)
 			return r;
+		r = netram_first_connections(nt, NULL, &srv, 1, false);
+		if (r < 0) {
+			netram_stop_server(srv);
+			netram_remove_slot(srv);
+			return r;
+		}
 	}
 	DMINFO("%s: server %s added", netram_dev_name(nt), srv->name);
 	return 0;
