@@ -98,7 +98,8 @@ static void expected_hello_reply(uint8_t header[PROTO_HEADER_SIZE],
 					     .max_pages = NSWAP2L_PROTO_MAX_PAGES,
 					     .capabilities = NSWAP2L_CAP_EVICT |
 							     NSWAP2L_CAP_SEALED_GET |
-							     NSWAP2L_CAP_PUT_FREES };
+							     NSWAP2L_CAP_PUT_FREES |
+							     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER };
 
 	proto_encode_header(header, &hdr);
 	proto_encode_hello_reply(payload, &reply);
@@ -124,7 +125,8 @@ static void handshake(struct seed *s, bool keyed, uint64_t caps)
 	add(s, payload, sizeof(payload));
 	auth_handshake_from_hello(&hs, &hello);
 	expected_hello_reply(reply_header, reply);
-	auth_handshake_transcript(&hs, s->data + hello_start, payload, reply_header, reply);
+	auth_handshake_transcript(&hs, s->data + hello_start, payload, reply_header, reply,
+				  sizeof(reply));
 	if (keyed)
 		auth_client_mac(&key, &hs, mac);
 	header(s, NSWAP2L_MSG_AUTH, 2, 0, sizeof(mac), 0);

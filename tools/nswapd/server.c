@@ -13,6 +13,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "peer.h"
 #include "server.h"
 #include "siphash.h"
 
@@ -277,7 +278,7 @@ static struct conn *evict_connection(const struct server *srv, const struct name
 static bool may_start_round(const struct server *srv, const struct namespace *ns)
 {
 	return !ns->evict_conn && ns->pages.used && srv->now_ms >= ns->evict_not_before_ms &&
-	       evict_connection(srv, ns);
+	       !migrate_takes(srv, ns) && evict_connection(srv, ns);
 }
 
 /*
@@ -289,9 +290,10 @@ static void start_evictions(struct server *srv)
 	uint64_t held = server_held_pages(srv), over, candidates_pages = 0;
 	struct namespace *ns;
 
-	if (held <= srv->limit_pages + srv->evict_pending)
+	/* pages moving to peers are on their way out too */
+	if (held <= srv->limit_pages + srv->evict_pending + srv->migrate_pending)
 		return;
-	over = held - srv->limit_pages - srv->evict_pending;
+	over = held - srv->limit_pages - srv->evict_pending - srv->migrate_pending;
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		if (may_start_round(srv, ns))
 			candidates_pages += ns->pages.used;
@@ -437,6 +439,7 @@ void server_tick(struct server *srv, const struct mem_sample *mem)
 	expire_namespaces(srv);
 	note_memory_reading(srv);
 	update_limit(srv);
+	migrate_tick(srv);
 	start_evictions(srv);
 	announce_capacity(srv);
 	log_peer_flush();
@@ -456,7 +459,7 @@ void server_reload_clients(struct server *srv)
 	list_for_each_entry(conn, &srv->conns, link) {
 		const struct auth_key *key;
 
-		if (conn->state != CONN_READY)
+		if (conn->state != CONN_READY || !conn->ns)
 			continue;
 		key = auth_find_key(&fresh, conn->ns->account->client);
 		if (key && auth_key_equal(key, auth_find_key(&srv->cfg.keys, conn->ns->account->client)))
@@ -593,4 +596,32 @@ void server_unbind_namespace(struct server *srv, struct namespace *ns)
 	ns->account->connections--;
 	if (!--ns->connections)
 		ns->unbound_since_ms = srv->now_ms;
+}
+
+struct namespace *server_find_namespace(const struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE])
+{
+	return namespace_find(srv, client, id, namespace_hash(srv, client, id));
+}
+
+struct namespace *server_peer_namespace(struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE])
+{
+	uint64_t hash = namespace_hash(srv, client, id);
+	struct namespace *ns = namespace_find(srv, client, id, hash);
+	struct client_account *account;
+
+	if (ns)
+		return ns;
+	account = account_find(srv, client);
+	if (account && account->namespaces >= srv->cfg.max_namespaces_per_client) {
+		srv->client_namespaces_refused++;
+		return NULL;
+	}
+	ns = namespace_new(srv, account, client, id, hash);
+	if (ns)
+		ns->unbound_since_ms = srv->now_ms;
+	return ns;
 }

@@ -54,6 +54,10 @@ struct server_config {
 	bool have_default_quota;	/* --default-quota: for clients without their own */
 	uint64_t default_quota_pages;
 	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
+	/* migration: this server's id, and the key peers prove (--peer-key) */
+	uint8_t server_id[NSWAP2L_PROTO_SERVER_ID_SIZE];
+	bool have_peer_key;
+	struct auth_key peer_key;
 };
 
 struct client_quota {
@@ -96,6 +100,7 @@ struct namespace {
 	struct namespace_stats stats;
 	struct conn *evict_conn;	/* serving this namespace's eviction round */
 	uint64_t evict_not_before_ms;	/* earliest start of the next round */
+	struct move *move;		/* its pages moving to a peer (peer.c) */
 };
 
 struct server {
@@ -130,6 +135,12 @@ struct server {
 	uint64_t client_namespaces_refused;	/* at AUTH, at --max-namespaces-per-client */
 	uint64_t limits_logged_ms;	/* refusals are logged as a sum, this often */
 	uint64_t limits_logged_count;	/* refused + replaced when last logged */
+	/* migration (peer.c): NULL without --peer */
+	struct migration *mig;
+	uint64_t migrate_pending;	/* pages in moves not answered yet */
+	uint64_t pages_migrated_out;	/* taken by their owners on a peer */
+	uint64_t pages_migrated_in;	/* stored by PEER_PUT */
+	uint64_t moves_refused;		/* keys of MOVEDs their owners did not take */
 };
 
 void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms);
@@ -195,6 +206,18 @@ enum bind_result server_bind_namespace(struct server *srv,
 				       const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 				       struct namespace **ns, bool *found);
 void server_unbind_namespace(struct server *srv, struct namespace *ns);
+/* The namespace (client, id), or NULL. */
+struct namespace *server_find_namespace(const struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE]);
+/*
+ * For PEER_PUT: the namespace (client, id), made without a connection
+ * (it then lives out the grace period) unless the client is at
+ * --max-namespaces-per-client or memory is short: NULL.
+ */
+struct namespace *server_peer_namespace(struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE]);
 /* For conn.c: conn answered every EVICT of its round, or closed. */
 void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left);
 

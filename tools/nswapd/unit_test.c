@@ -365,7 +365,7 @@ static void test_auth(void)
 
 	memset(key.bytes, 7, 16);
 	/* T is SHA-256(HELLO header || HELLO || reply header || reply) */
-	auth_handshake_transcript(&hs, hello_header, hello, reply_header, reply);
+	auth_handshake_transcript(&hs, hello_header, hello, reply_header, reply, sizeof(reply));
 	sha256_init(&digest);
 	sha256_update(&digest, hello_header, sizeof(hello_header));
 	sha256_update(&digest, hello, sizeof(hello));
@@ -393,7 +393,7 @@ static void test_auth(void)
 	/* so is every byte of the HELLO exchange */
 	other = hs;
 	hello[sizeof(hello) - 1] ^= 1;
-	auth_handshake_transcript(&other, hello_header, hello, reply_header, reply);
+	auth_handshake_transcript(&other, hello_header, hello, reply_header, reply, sizeof(reply));
 	auth_client_mac(&key, &other, c);
 	CHECK(!auth_mac_equal(a, c));
 	/* a proof is all or nothing */
@@ -1001,8 +1001,11 @@ static struct {
 
 static void transcript_of_last_hello(struct auth_handshake *hs)
 {
+	struct proto_header hdr;
+
+	proto_decode_header(last_hello.reply, &hdr);
 	auth_handshake_transcript(hs, last_hello.hello, last_hello.hello + PROTO_HEADER_SIZE,
-				  last_hello.reply, last_hello.reply + PROTO_HEADER_SIZE);
+				  last_hello.reply, last_hello.reply + PROTO_HEADER_SIZE, hdr.length);
 }
 
 /*
@@ -1022,7 +1025,7 @@ static struct proto_header hello_exchange(struct conn *conn, const struct nswap2
 	       sizeof(last_hello.hello));
 	hdr = take_message(conn, last_hello.reply);
 	auth_handshake_from_hello(hs, h);
-	if (hdr.status == NSWAP2L_OK && hdr.length == sizeof(decoded)) {
+	if (hdr.status == NSWAP2L_OK && hdr.length >= sizeof(decoded)) {
 		proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &decoded);
 		memcpy(hs->server_nonce, decoded.server_nonce, sizeof(hs->server_nonce));
 		transcript_of_last_hello(hs);
@@ -1258,7 +1261,8 @@ static void test_put_frees(struct server *srv, const struct auth_key *key)
 	conn = ready_conn_caps(srv, key, 11, NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES);
 	proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &announced);
 	CHECK(announced.capabilities ==
-	      (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES));
+	      (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES |
+	       NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER));
 	CHECK(peer.sealed_get);
 	len = put_freeing(payload, 100, 16, 0, 0);
 	send_msg(conn, NSWAP2L_MSG_PUT, 1, 16, payload, len, 0);
