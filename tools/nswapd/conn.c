@@ -39,6 +39,13 @@ bool conn_is_peer(const struct conn *conn)
 	return in_effect(conn, NSWAP2L_CAP_PEER);
 }
 
+uint64_t conn_free_pages(const struct conn *conn)
+{
+	/* a peer stores pages for anyone: what the server can take */
+	return conn_is_peer(conn) ? server_free_pages(conn->srv) :
+	       server_client_free_pages(conn->srv, conn->ns);
+}
+
 bool conn_takes_moved(const struct conn *conn)
 {
 	return conn->state == CONN_READY && conn->ns && in_effect(conn, NSWAP2L_CAP_MOVED);
@@ -246,9 +253,7 @@ static struct proto_header reply_header(struct conn *conn, const struct proto_he
 		.count = req->count,
 		.length = length,
 		.status = status,
-		/* a peer takes pages for anyone: what the server can take */
-		.free_pages = conn_is_peer(conn) ? server_free_pages(conn->srv) :
-			      server_client_free_pages(conn->srv, conn->ns),
+		.free_pages = conn_free_pages(conn),
 	};
 
 	if (status != NSWAP2L_OK && conn->ns)
@@ -922,7 +927,7 @@ static bool send_message(struct conn *conn, struct proto_header *hdr, const void
 
 	hdr->magic = NSWAP2L_PROTO_MAGIC;
 	hdr->length = len1 + len2;
-	hdr->free_pages = server_client_free_pages(conn->srv, conn->ns);
+	hdr->free_pages = conn_free_pages(conn);
 	if (conn->state == CONN_CLOSING || !room_to_send(conn, hdr->length))
 		return false;
 	queue_header(conn, hdr, encoded);

@@ -122,6 +122,8 @@ uint64_t conn_ask_eviction(struct conn *conn, uint64_t want);
 
 /* A peer server's session (NSWAP2L_CAP_PEER): PEER_PUT and PEER_FREE only. */
 bool conn_is_peer(const struct conn *conn);
+/* What its messages' free_pages say (server_client_free_pages(), or for a peer the server's room). */
+uint64_t conn_free_pages(const struct conn *conn);
 /* An authenticated client connection with NSWAP2L_CAP_MOVED in effect. */
 bool conn_takes_moved(const struct conn *conn);
 /*

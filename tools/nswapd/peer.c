@@ -290,6 +290,9 @@ static void moved_answered(struct migration *mig, struct move *m, const struct p
 		else
 			srv->moves_refused++;
 	}
+	/* what the owner would not take goes back through EVICT, if it must */
+	if (req->hdr.count && m->ns)
+		m->ns->migrate_not_before_ms = srv->now_ms + EVICT_BACKOFF_MS;
 	if (n && m->ns) {
 		size_t used_before = m->ns->pages.used;
 
@@ -634,6 +637,8 @@ bool migrate_takes(const struct server *srv, const struct namespace *ns)
 		return false;
 	if (ns->move)
 		return true;
+	if (srv->now_ms < ns->migrate_not_before_ms)
+		return false;
 	conn = moved_connection(srv, ns);
 	return conn && (conn->ask_peer >= 0 || choose_peer(srv->mig, conn));
 }
@@ -753,36 +758,50 @@ static void expire_asks(struct server *srv)
 	}
 }
 
+/* What the server holds over its limit and is not on its way out yet. */
+static uint64_t pages_over(const struct server *srv)
+{
+	uint64_t held = server_held_pages(srv);
+	uint64_t going = srv->limit_pages + srv->evict_pending + srv->migrate_pending;
+
+	return held > going ? held - going : 0;
+}
+
+/* Asks ns's owner about a peer, or moves up to over of its pages; returns the pages moving. */
+static uint64_t consider(struct migration *mig, struct namespace *ns, uint64_t over)
+{
+	struct server *srv = mig->srv;
+	struct conn *conn;
+	struct peer *p;
+
+	if (ns->move || ns->evict_conn || !ns->pages.used || srv->now_ms < ns->migrate_not_before_ms)
+		return 0;
+	conn = moved_connection(srv, ns);
+	if (!conn || conn->ask_peer >= 0)
+		return 0;
+	p = choose_peer(mig, conn);
+	if (!p)
+		return 0;
+	if (conn->peer_ns[p->index].state == PEER_NS_UNKNOWN)
+		ask(mig, conn, p);
+	else if (conn->peer_ns[p->index].state == PEER_NS_KNOWN)
+		return start_move(mig, ns, conn, p, over);
+	return 0;
+}
+
 void migrate_tick(struct server *srv)
 {
 	struct migration *mig = srv->mig;
-	uint64_t held = server_held_pages(srv), over;
 	struct namespace *ns;
+	uint64_t over;
 
 	if (!mig)
 		return;
 	connect_peers(mig);
 	expire_asks(srv);
-	if (held <= srv->limit_pages + srv->evict_pending + srv->migrate_pending)
-		return;
-	over = held - srv->limit_pages - srv->evict_pending - srv->migrate_pending;
-	for (ns = srv->namespaces; ns && over; ns = ns->next) {
-		struct conn *conn;
-		struct peer *p;
-
-		if (ns->move || ns->evict_conn || !ns->pages.used)
-			continue;
-		conn = moved_connection(srv, ns);
-		if (!conn || conn->ask_peer >= 0)
-			continue;
-		p = choose_peer(mig, conn);
-		if (!p)
-			continue;
-		if (conn->peer_ns[p->index].state == PEER_NS_UNKNOWN)
-			ask(mig, conn, p);
-		else if (conn->peer_ns[p->index].state == PEER_NS_KNOWN)
-			over -= start_move(mig, ns, conn, p, over);
-	}
+	over = pages_over(srv);
+	for (ns = srv->namespaces; ns && over; ns = ns->next)
+		over -= consider(mig, ns, over);
 }
 
 void migrate_keys_freed(struct server *srv, struct namespace *ns, const uint8_t *keys,
@@ -852,6 +871,9 @@ bool migrate_answered(struct server *srv, struct conn *conn, const struct proto_
 		pn->state = req->hdr.status == NSWAP2L_OK ? PEER_NS_KNOWN : PEER_NS_NONE;
 		if (pn->state == PEER_NS_KNOWN)
 			memcpy(pn->client_id, req->payload, sizeof(pn->client_id));
+		/* at once, not at the next tick: the server is short of memory */
+		if (pages_over(srv))
+			consider(mig, conn->ns, pages_over(srv));
 		return true;
 	}
 	for (m = mig->moves; m; m = m->next)

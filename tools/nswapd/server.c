@@ -281,6 +281,17 @@ static bool may_start_round(const struct server *srv, const struct namespace *ns
 	       !migrate_takes(srv, ns) && evict_connection(srv, ns);
 }
 
+/* Whether pages are moving to peers, or about to: no EVICT is not a reason to warn then. */
+static bool migrating(const struct server *srv)
+{
+	const struct namespace *ns;
+
+	for (ns = srv->namespaces; ns; ns = ns->next)
+		if (migrate_takes(srv, ns))
+			return true;
+	return false;
+}
+
 /*
  * Asks for what the server holds beyond its limit and has not asked for
  * yet, from each namespace in proportion to its pages.
@@ -298,7 +309,7 @@ static void start_evictions(struct server *srv)
 		if (may_start_round(srv, ns))
 			candidates_pages += ns->pages.used;
 	if (!candidates_pages) {
-		if (!srv->evict_pending && !srv->warned_no_evict) {
+		if (!srv->evict_pending && !srv->warned_no_evict && !migrating(srv)) {
 			log_warn("over the limit by %llu pages and no connected client takes EVICT",
 				 (unsigned long long)over);
 			srv->warned_no_evict = true;
@@ -352,7 +363,7 @@ static void announce_capacity(struct server *srv)
 
 		if (conn->state != CONN_READY)
 			continue;
-		free_pages = server_client_free_pages(srv, conn->ns);
+		free_pages = conn_free_pages(conn);
 		change = free_pages > told ? free_pages - told : told - free_pages;
 		if (change && (!free_pages || !told || change > told / 8))
 			conn_send_capacity(conn, free_pages);

@@ -101,6 +101,7 @@ struct namespace {
 	struct conn *evict_conn;	/* serving this namespace's eviction round */
 	uint64_t evict_not_before_ms;	/* earliest start of the next round */
 	struct move *move;		/* its pages moving to a peer (peer.c) */
+	uint64_t migrate_not_before_ms;	/* its owner refused pages: EVICT them meanwhile */
 };
 
 struct server {

@@ -1,0 +1,71 @@
+#!/bin/bash
+# Server-to-server migration (nswap2l_proto.h, "Migration"): two nswapd,
+# each the other's --peer under one --peer-key.  A client with
+# NSWAP2L_CAP_MOVED stores 100 pages on A; A's memory goes (its
+# --memavailable-file says 0): A asks the client its namespace on B, puts
+# the pages there as stored, and MOVEs them; the client refuses one and
+# frees another while it moves.  B then gives back every page taken with
+# its seal, A holds none of them, the refused one stays on A, and the
+# freed and refused ones are freed on B.  A wrong peer key is refused, a
+# PEER_PUT in a client session and a PUT in a peer session close them.
+source "$(dirname "$0")/lib.sh"
+
+PEER_CLIENT=("$REPO_DIR/tests/host/33-peer-client.py")
+
+mkdir "$WORK/clients"
+head -c 32 /dev/urandom >"$WORK/clients/alice"
+make_key peer
+make_key wrong
+# two free ports, so that each server can name the other
+read -r PORT_A PORT_B < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s:
+    x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))')
+echo "MemAvailable: 8388608 kB" >"$WORK/mem"
+start_server b --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
+	--listen "127.0.0.1:$PORT_B" --peer "127.0.0.1:$PORT_A"
+start_server a --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
+	--listen "127.0.0.1:$PORT_A" --peer "127.0.0.1:$PORT_B" --memavailable-file "$WORK/mem"
+
+# peer_field NAME FIELD: of the server's only peer
+peer_field() {
+	stats "$1" --json | json_query "d['peers'][0]['$2']"
+}
+peers_connected() {
+	[[ $(peer_field a connected) == 1 && $(peer_field b connected) == 1 ]]
+}
+wait_until 10 peers_connected || fail "the peers did not connect: $(stats a --json)"
+(($(peer_field a free_pages) > 100)) || fail "A does not know B's room: $(peer_field a free_pages)"
+log "A and B connected to each other, B can take $(peer_field a free_pages) pages"
+
+out=$(python3 "${PEER_CLIENT[@]}" move "$PORT_A" "$PORT_B" --key-file "$WORK/clients/alice" \
+	--client alice --shrink "$WORK/mem" 2>&1) || fail "migration: $out"
+log "$out"
+assert_eq "$out" "asked=1 moved=99 taken=98" "what the owner was asked and took"
+assert_eq "$(stat_field a pages_migrated_out)" 98 "pages migrated out of A"
+assert_eq "$(stat_field a moves_refused)" 1 "keys A's owner refused"
+assert_eq "$(stat_field b pages_migrated_in)" 100 "pages B took from A (the freed one too)"
+assert_eq "$(stat_field a held_pages)" 1 "pages A holds: the refused one"
+assert_eq "$(ns_field b "$(client_id b1)" pages)" 98 "pages of the namespace on B"
+assert_log a "moving 100 pages to peer 127.0.0.1:$PORT_B"
+
+# the peer key is checked, and a session is a peer's or a client's, not both
+out=$(python3 "${PEER_CLIENT[@]}" peer "$PORT_B" --key-file "$WORK/wrong.key" 2>&1) ||
+	fail "wrong peer key: $out"
+assert_eq "$out" "peer=refused" "a wrong peer key"
+assert_log b "peer server .* refused: wrong peer key" "B does not log the wrong peer key"
+out=$(python3 "${PEER_CLIENT[@]}" peer "$PORT_B" --key-file "$WORK/peer.key" 2>&1) ||
+	fail "peer session: $out"
+assert_eq "$out" $'peer=ok\nput-in-peer=closed' "a PUT in a peer session"
+out=$(python3 "${PEER_CLIENT[@]}" client-peer-put "$PORT_B" --key-file "$WORK/clients/alice" \
+	--client alice 2>&1) || fail "PEER_PUT from a client: $out"
+assert_eq "$out" "client-peer-put=closed" "a PEER_PUT in a client session"
+assert_log b "peer message in a client session"
+assert_log b "client message in a peer session"
+
+server_alive a
+server_alive b
+stop_server a
+stop_server b
