@@ -25,7 +25,6 @@
 /* The largest message a peer sends: a HELLO reply with the server id, and its MAC. */
 #define PEER_IN_SIZE (PROTO_HEADER_SIZE + PROTO_HELLO_REPLY_MOVED_SIZE + PROTO_MSG_MAC_SIZE)
 #define PEER_SEND_IOVECS 16
-#define MOVE_BATCHES (MOVE_MAX_KEYS / NSWAP2L_PROTO_MAX_PAGES)
 
 enum peer_state { PEER_DOWN, PEER_CONNECTING, PEER_HELLO, PEER_AUTH, PEER_READY };
 
@@ -110,8 +109,9 @@ static void peer_down(struct peer *p, const char *why)
 	struct migration *mig = p->mig;
 	struct move *m, *next;
 
+	/* routine too: a peer session idle for --idle-timeout is closed there */
 	if (p->state == PEER_READY)
-		log_warn("peer %s: %s; reconnecting", p->desc, why);
+		log_info("peer %s: %s; reconnecting", p->desc, why);
 	else
 		log_debug("peer %s: %s", p->desc, why);
 	if (p->fd >= 0)
@@ -267,6 +267,9 @@ static void move_puts_done(struct migration *mig, struct move *m)
 		m->moved_out = true;
 		return;
 	}
+	/* the peer took none (its room, the client's quota there): EVICT meanwhile */
+	if (!n && m->ns)
+		m->ns->migrate_not_before_ms = mig->srv->now_ms + EVICT_BACKOFF_MS;
 	peer_free_left(m, taken);
 	move_end(mig, m);
 }
@@ -655,6 +658,16 @@ static void ask(struct migration *mig, struct conn *conn, struct peer *p)
 	conn->peer_ns[p->index].state = PEER_NS_ASKED;
 }
 
+/* The PEER_PUT messages of pages pages, as queued. */
+static size_t move_bytes(uint32_t pages)
+{
+	uint32_t batches = (pages + NSWAP2L_PROTO_MAX_PAGES - 1) / NSWAP2L_PROTO_MAX_PAGES;
+
+	return (size_t)pages * (PROTO_KEY_SIZE + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE) +
+	       (size_t)batches * (PROTO_HEADER_SIZE + PROTO_PEER_NS_SIZE + PROTO_MSG_MAC_SIZE +
+				  OUTQ_MIN_CHUNK);
+}
+
 /* PEER_PUT batches of up to want of ns's pages; returns the pages sent. */
 static uint32_t start_move(struct migration *mig, struct namespace *ns, struct conn *conn,
 			   struct peer *p, uint64_t want)
@@ -669,9 +682,12 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 		most = (uint32_t)want;
 	if (p->free_pages < most)
 		most = (uint32_t)p->free_pages;
-	/* its PEER_PUTs in the buffer budget, like the replies to clients */
-	if (srv->buffer_bytes + (size_t)MOVE_BATCHES * PROTO_MAX_MESSAGE > srv->cfg.buffer_budget)
-		return 0;
+	/* its PEER_PUTs count in the buffer budget, like the replies to clients */
+	while (srv->buffer_bytes + move_bytes(most) > srv->cfg.buffer_budget) {
+		if (most <= NSWAP2L_PROTO_MAX_PAGES)
+			return 0;
+		most -= NSWAP2L_PROTO_MAX_PAGES;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return 0;
@@ -688,6 +704,11 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 	peer_namespace(m, where);
 	m->batches = (m->count + NSWAP2L_PROTO_MAX_PAGES - 1) / NSWAP2L_PROTO_MAX_PAGES;
 	m->first_tag = p->next_tag;
+	m->next = mig->moves;
+	mig->moves = m;
+	p->in_flight += m->count;
+	srv->migrate_pending += m->count;
+	ns->move = m;
 	for (b = 0; b < m->batches; b++) {
 		uint32_t first = b * NSWAP2L_PROTO_MAX_PAGES, n = m->count - first;
 		bool ok;
@@ -705,22 +726,13 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 			ok = peer_queue(p, seals[i], PROTO_SEAL_SIZE);
 		for (i = 0; ok && i < n; i++)
 			ok = peer_queue(p, pages[i], PROTO_PAGE_SIZE);
+		/* one that failed too: the peer's going down ends the move with what it stored */
+		m->unanswered |= 1u << b;
 		if (!ok || !peer_end(p)) {
-			m->next = mig->moves;
-			mig->moves = m;
-			p->in_flight += m->count;
-			srv->migrate_pending += m->count;
-			ns->move = m;
 			peer_down(p, "out of memory for PEER_PUT");
 			return 0;
 		}
-		m->unanswered |= 1u << b;
 	}
-	m->next = mig->moves;
-	mig->moves = m;
-	p->in_flight += m->count;
-	srv->migrate_pending += m->count;
-	ns->move = m;
 	log_info("namespace %s of client %s: moving %u pages to peer %s", ns->id_hex, m->client,
 		 m->count, p->desc);
 	peer_flush(p);
