@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 	write_seed(argv[1], "peer-bad-name", &s);
 
 	/* a client with NSWAP2L_CAP_MOVED under pressure, answering what it was never asked */
-	config(&s, 0, 255, 0, 70, -4);
+	config(&s, 0, 255, 15, 70, -4);
 	handshake(&s, false, NSWAP2L_CAP_MOVED | NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET);
 	keys(&s, NSWAP2L_MSG_PUT, 10, 0, 8);
 	header(&s, NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY, 7, 1, 8, 0);
