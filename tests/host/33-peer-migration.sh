@@ -6,8 +6,10 @@
 # the pages there as stored, and MOVEs them; the client refuses one and
 # frees another while it moves.  B then gives back every page taken with
 # its seal, A holds none of them, the refused one stays on A, and the
-# freed and refused ones are freed on B.  A wrong peer key is refused, a
-# PEER_PUT in a client session and a PUT in a peer session close them.
+# freed and refused ones are freed on B; a client without CAP_MOVED is
+# asked for its pages back (EVICT) meanwhile.  A wrong peer key is
+# refused, whether a server or a script gives it; a PEER_PUT in a client
+# session and a PUT in a peer session close them.
 source "$(dirname "$0")/lib.sh"
 
 PEER_CLIENT=("$REPO_DIR/tests/host/33-peer-client.py")
@@ -43,13 +45,29 @@ peer_field() {
 peers_connected() {
 	[[ $(peer_field a connected) == 1 && $(peer_field b connected) == 1 ]]
 }
+# C has another peer key: B refuses it, C says so and keeps trying
+start_server c --clients "$WORK/clients" --peer-key "$WORK/wrong.key" --peer "127.0.0.1:$PORT_B"
 wait_until 10 peers_connected || fail "the peers did not connect: $(stats a --json)"
+c_refused() {
+	grep -q "peer 127.0.0.1:$PORT_B: refused our peer key" "$WORK/c.log"
+}
+wait_until 10 c_refused ||
+	fail "C does not say that B refused its peer key"
+assert_eq "$(peer_field c connected)" 0 "C connected to B with a wrong peer key"
 (($(peer_field a free_pages) > 100)) || fail "A does not know B's room: $(peer_field a free_pages)"
 log "A and B connected to each other, B can take $(peer_field a free_pages) pages"
 
+# a client of A that does not take MOVED: its pages go back through EVICT
+P=(--key-file "$WORK/clients/alice" --client alice --client-id e1)
+probe_ok a "${P[@]}" put 0-19 >/dev/null
+probe a "${P[@]}" --verify --duration 8 serve-evict >"$WORK/evict.out" 2>&1 &
+evict_pid=$!
+wait_until 10 ns_connected a "$(client_id e1)" || fail "serve-evict did not connect"
 out=$(python3 "${PEER_CLIENT[@]}" move "$PORT_A" "$PORT_B" --key-file "$WORK/clients/alice" \
 	--client alice --shrink "$WORK/mem" 2>&1) || fail "migration: $out"
 log "$out"
+wait "$evict_pid" || fail "serve-evict: $(tail -n 3 "$WORK/evict.out")"
+grep -Eq "serve-evict: [0-9]+ EVICT messages, 20 keys freed" "$WORK/evict.out" || fail "the client without CAP_MOVED was not asked its pages back: $(tail -n 3 "$WORK/evict.out")"
 assert_eq "$out" "asked=1 moved=99 taken=98" "what the owner was asked and took"
 assert_eq "$(stat_field a pages_migrated_out)" 98 "pages migrated out of A"
 assert_eq "$(stat_field a moves_refused)" 1 "keys A's owner refused"
@@ -74,5 +92,7 @@ assert_log b "client message in a peer session"
 
 server_alive a
 server_alive b
+server_alive c
 stop_server a
 stop_server b
+stop_server c
