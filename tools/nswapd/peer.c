@@ -38,7 +38,7 @@ struct peer {
 	enum peer_state state;
 	int fd;
 	uint64_t state_ms, retry_ms, backoff_ms;
-	bool refused;			/* said once until it connects again */
+	bool refused;			/* a refusal said, once until it connects again */
 	struct client_handshake ch;
 	bool session;
 	struct auth_session keys;
@@ -299,9 +299,9 @@ static void moved_answered(struct migration *mig, struct move *m, const struct p
 	if (n && m->ns) {
 		size_t used_before = m->ns->pages.used;
 
-		store_free(&srv->pool, &m->ns->pages, freed, n, &were_asked);
+		srv->pages_migrated_out += store_free(&srv->pool, &m->ns->pages, freed, n,
+						      &were_asked);
 		server_pages_changed(m->ns, used_before);
-		srv->pages_migrated_out += n;
 	}
 	log_info("namespace of client %s: %u pages moved to peer %s, %u not taken", m->client, n,
 		 m->peer->desc, req->hdr.count);
@@ -364,7 +364,9 @@ static void hello_answered(struct peer *p, const uint8_t *msg, const struct prot
 	else if (!why && !memcmp(p->ch.server_id, cfg->server_id, sizeof(cfg->server_id)))
 		why = "it is this server";
 	if (why) {
-		log_warn("peer %s: %s", p->desc, why);
+		if (!p->refused)
+			log_warn("peer %s: %s", p->desc, why);
+		p->refused = true;
 		peer_down(p, why);
 		return;
 	}
