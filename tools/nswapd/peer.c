@@ -610,6 +610,8 @@ static struct conn *moved_connection(const struct server *srv, const struct name
 {
 	struct conn *conn;
 
+	if (!ns->connections)
+		return NULL;
 	list_for_each_entry(conn, &srv->conns, link)
 		if (conn->ns == ns && conn_takes_moved(conn))
 			return conn;

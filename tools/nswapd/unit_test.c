@@ -1723,9 +1723,12 @@ static void test_peer(void)
 	server_init(&srv, &cfg, 1000);
 	server_tick(&srv, &plenty);
 
-	/* a wrong peer key, or the client key, is refused */
+	/* a wrong peer key, or the client key, is refused; any key without --peer-key */
 	CHECK(!peer_conn(&srv, &wrong) && srv.auth_failures == 1);
 	CHECK(!peer_conn(&srv, &alice->key) && srv.auth_failures == 2);
+	srv.cfg.have_peer_key = false;
+	CHECK(!peer_conn(&srv, &cfg.peer_key) && srv.auth_failures == 3);
+	srv.cfg.have_peer_key = true;
 
 	conn = peer_conn(&srv, &cfg.peer_key);
 	CHECK(conn != NULL);
