@@ -1,13 +1,14 @@
 #!/bin/bash
 # Command line: --help, --version, bad options (exit 2 with a message),
-# --stats for people and as JSON, --peer accepted but not implemented,
+# --stats for people and as JSON, --peer with its --peer-key, a peer
+# that does not answer shown as such,
 # daemon mode, SIGTERM.
 source "$(dirname "$0")/lib.sh"
 
 "$NSWAPD" --help >"$WORK/help" || fail "--help exit status"
 grep -q -- "--listen ADDR:PORT" "$WORK/help" || fail "--help does not describe --listen"
-grep -q "peer migration is not implemented yet" "$WORK/help" || fail "--help does not say --peer is not implemented"
-for option in --max-connections-per-client --max-namespaces-per-client --buffer-budget; do
+for option in --max-connections-per-client --max-namespaces-per-client --buffer-budget \
+	--peer --peer-key; do
 	grep -q -- "$option" "$WORK/help" || fail "--help does not describe $option"
 done
 "$NSWAPD" --version | grep "^nswapd " >/dev/null || fail "--version"
@@ -41,6 +42,8 @@ bad_option "bad reserve" --listen 127.0.0.1:0 "${K[@]}" --reserve -1
 bad_option "bad grace" --listen 127.0.0.1:0 "${K[@]}" --grace soon
 bad_option "bad log level" --listen 127.0.0.1:0 "${K[@]}" --log-level loud
 bad_option "bad peer" --listen 127.0.0.1:0 "${K[@]}" --peer somewhere
+bad_option "peer without a peer key" --listen 127.0.0.1:0 "${K[@]}" --peer 127.0.0.1:9
+bad_option "peer key too long" --listen 127.0.0.1:0 "${K[@]}" --peer-key "$WORK/long.key"
 bad_option "no connections" --listen 127.0.0.1:0 "${K[@]}" --max-connections 0
 bad_option "no handshakes" --listen 127.0.0.1:0 "${K[@]}" --max-unauth-per-address 0
 bad_option "bad idle timeout" --listen 127.0.0.1:0 "${K[@]}" --idle-timeout -5
@@ -52,9 +55,12 @@ bad_option "no namespaces per client" --listen 127.0.0.1:0 "${K[@]}" --max-names
 bad_option "--json without --stats" --json
 bad_option "stray argument" --listen 127.0.0.1:0 "${K[@]}" extra
 
-# sizes with suffixes, --peer accepted and said to be unimplemented
-start_server s "${K[@]}" --max 2G --reserve 512K --grace 30 --log-level debug --peer 127.0.0.1:9
-assert_log s "peer migration not implemented yet"
+# sizes with suffixes; a --peer nobody answers on is not connected
+start_server s "${K[@]}" --max 2G --reserve 512K --grace 30 --log-level debug --peer 127.0.0.1:9 \
+	--peer-key "$WORK/k.key"
+assert_log s "1 peers to move pages to"
+assert_eq "$(stats s --json | json_query "d['peers']")" \
+	"[{'address': '127.0.0.1:9', 'connected': 0, 'free_pages': 0}]" "a peer that does not answer"
 assert_eq "$(stat_field s max_pages)" 524288 "--max 2G in pages"
 assert_eq "$(stat_field s reserve)" 524288 "--reserve 512K in bytes"
 assert_eq "$(stat_field s max_connections_per_client)" 64 "default connections per client"

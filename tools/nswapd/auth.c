@@ -151,7 +151,7 @@ void auth_handshake_transcript(struct auth_handshake *hs,
 			       const uint8_t hello_header[PROTO_HEADER_SIZE],
 			       const uint8_t hello[sizeof(struct nswap2l_hello)],
 			       const uint8_t reply_header[PROTO_HEADER_SIZE],
-			       const uint8_t reply[sizeof(struct nswap2l_hello_reply)])
+			       const uint8_t *reply, size_t reply_len)
 {
 	struct sha256 ctx;
 
@@ -160,7 +160,7 @@ void auth_handshake_transcript(struct auth_handshake *hs,
 	sha256_update(&ctx, hello_header, PROTO_HEADER_SIZE);
 	sha256_update(&ctx, hello, sizeof(struct nswap2l_hello));
 	sha256_update(&ctx, reply_header, PROTO_HEADER_SIZE);
-	sha256_update(&ctx, reply, sizeof(struct nswap2l_hello_reply));
+	sha256_update(&ctx, reply, reply_len);
 	sha256_final(&ctx, hs->transcript);
 }
 

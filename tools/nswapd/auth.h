@@ -68,13 +68,13 @@ void auth_handshake_from_hello(struct auth_handshake *hs, const struct nswap2l_h
 /*
  * Sets hs->transcript from the HELLO message and its reply, each a header
  * and a payload exactly as they went over the wire (every field of them is
- * then bound into both proofs).
+ * then bound into both proofs; the reply's server id too, when it has one).
  */
 void auth_handshake_transcript(struct auth_handshake *hs,
 			       const uint8_t hello_header[PROTO_HEADER_SIZE],
 			       const uint8_t hello[sizeof(struct nswap2l_hello)],
 			       const uint8_t reply_header[PROTO_HEADER_SIZE],
-			       const uint8_t reply[sizeof(struct nswap2l_hello_reply)]);
+			       const uint8_t *reply, size_t reply_len);
 
 /* The client's proof, sent in AUTH. */
 void auth_client_mac(const struct auth_key *key, const struct auth_handshake *hs,

@@ -19,17 +19,36 @@
 
 #include "conn.h"
 #include "log.h"
+#include "peer.h"
 #include "server.h"
 
 /*
- * Announced in the HELLO reply; each of the last two is in effect on a
+ * Announced in the HELLO reply; each but the first is in effect on a
  * connection whose HELLO carried it too (NSWAP2L_CAP_EVICT is the client's).
  */
-#define SERVER_CAPABILITIES (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES)
+#define SERVER_CAPABILITIES (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES | \
+			     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER)
 
 static bool in_effect(const struct conn *conn, uint64_t cap)
 {
 	return conn->capabilities & SERVER_CAPABILITIES & cap;
+}
+
+bool conn_is_peer(const struct conn *conn)
+{
+	return in_effect(conn, NSWAP2L_CAP_PEER);
+}
+
+uint64_t conn_free_pages(const struct conn *conn)
+{
+	/* a peer stores pages for anyone: what the server can take */
+	return conn_is_peer(conn) ? server_free_pages(conn->srv) :
+	       server_client_free_pages(conn->srv, conn->ns);
+}
+
+bool conn_takes_moved(const struct conn *conn)
+{
+	return conn->state == CONN_READY && conn->ns && in_effect(conn, NSWAP2L_CAP_MOVED);
 }
 
 /* Every change of a connection's buffers: its count, its client's and the server's. */
@@ -114,6 +133,7 @@ struct conn *conn_open(struct server *srv, const char *peer, uint32_t addr)
 	if (!conn)
 		return NULL;
 	conn->srv = srv;
+	conn->ask_peer = -1;
 	if (resize_input(conn, CONN_INPUT_HANDSHAKE)) {
 		free(conn);
 		return NULL;
@@ -136,6 +156,7 @@ void conn_close(struct conn *conn)
 	stop_waiting(conn);
 	if (conn->evict_unanswered)
 		server_eviction_done(srv, conn, true);
+	migrate_conn_closed(srv, conn);
 	/* while still bound: the client's account gives the buffers back too */
 	outq_clear(&conn->out);
 	charge(conn, -(ptrdiff_t)conn->in_cap);
@@ -232,7 +253,7 @@ static struct proto_header reply_header(struct conn *conn, const struct proto_he
 		.count = req->count,
 		.length = length,
 		.status = status,
-		.free_pages = server_client_free_pages(conn->srv, conn->ns),
+		.free_pages = conn_free_pages(conn),
 	};
 
 	if (status != NSWAP2L_OK && conn->ns)
@@ -270,7 +291,8 @@ static void handle_hello(struct conn *conn, const struct proto_request *req)
 		.max_pages = NSWAP2L_PROTO_MAX_PAGES,
 		.capabilities = SERVER_CAPABILITIES,
 	};
-	uint8_t header[PROTO_HEADER_SIZE], payload[sizeof(struct nswap2l_hello_reply)];
+	uint8_t header[PROTO_HEADER_SIZE], payload[PROTO_HELLO_REPLY_MOVED_SIZE];
+	uint32_t length = PROTO_HELLO_REPLY_SIZE;
 	struct proto_header hdr;
 
 	if (hello->version_min > hello->version_max) {
@@ -289,12 +311,17 @@ static void handle_hello(struct conn *conn, const struct proto_request *req)
 	conn->srv->cfg.make_nonce(conn->handshake.server_nonce);
 	memcpy(reply.server_nonce, conn->handshake.server_nonce, sizeof(reply.server_nonce));
 	proto_encode_hello_reply(payload, &reply);
-	hdr = reply_header(conn, &req->hdr, NSWAP2L_OK, sizeof(payload));
+	/* the owner names this server by it in ASK_NAMESPACE and MOVED */
+	if (in_effect(conn, NSWAP2L_CAP_MOVED)) {
+		memcpy(payload + length, conn->srv->cfg.server_id, NSWAP2L_PROTO_SERVER_ID_SIZE);
+		length = PROTO_HELLO_REPLY_MOVED_SIZE;
+	}
+	hdr = reply_header(conn, &req->hdr, NSWAP2L_OK, length);
 	queue_header(conn, &hdr, header);
-	queue(conn, payload, sizeof(payload));
+	queue(conn, payload, length);
 	/* both proofs cover every byte of this exchange, as it went over the wire */
 	auth_handshake_transcript(&conn->handshake, req->header_bytes, req->payload, header,
-				  payload);
+				  payload, length);
 	conn->state = CONN_WAIT_AUTH;
 }
 
@@ -330,6 +357,39 @@ static bool bind_namespace(struct conn *conn, bool *found)
 	return false;
 }
 
+/*
+ * A peer server proves the cluster's peer key (never --insecure-no-auth's
+ * any key: a peer stores pages in any client's namespace); it binds no
+ * namespace.
+ */
+static void handle_peer_auth(struct conn *conn, const struct proto_request *req)
+{
+	const struct server_config *cfg = &conn->srv->cfg;
+	uint8_t mac[NSWAP2L_PROTO_MAC_SIZE], header[PROTO_HEADER_SIZE];
+	char id_hex[PROTO_CLIENT_ID_HEX_SIZE];
+	struct proto_header hdr;
+
+	proto_client_id_hex(conn->handshake.client_id, id_hex);
+	if (cfg->have_peer_key)
+		auth_client_mac(&cfg->peer_key, &conn->handshake, mac);
+	if (!cfg->have_peer_key || !auth_mac_equal(mac, req->mac)) {
+		log_warn_peer("peer %s: peer server %s refused: %s, closing", conn->peer, id_hex,
+			      cfg->have_peer_key ? "wrong peer key" : "no --peer-key here");
+		conn->srv->auth_failures++;
+		queue_reply(conn, &req->hdr, NSWAP2L_ERR_AUTH, 0);
+		conn->state = CONN_CLOSING;
+		return;
+	}
+	hdr = reply_header(conn, &req->hdr, NSWAP2L_OK, sizeof(mac));
+	queue_header(conn, &hdr, header);
+	auth_server_mac(&cfg->peer_key, &conn->handshake, header, mac);
+	queue(conn, mac, sizeof(mac));
+	auth_session_keys(&cfg->peer_key, &conn->handshake, &conn->keys);
+	conn->session = true;
+	conn->state = CONN_READY;
+	log_info_peer("peer %s: peer server %s authenticated", conn->peer, id_hex);
+}
+
 static void handle_auth(struct conn *conn, const struct proto_request *req)
 {
 	const struct server_config *cfg = &conn->srv->cfg;
@@ -341,6 +401,10 @@ static void handle_auth(struct conn *conn, const struct proto_request *req)
 	struct proto_header hdr;
 	bool found;
 
+	if (conn_is_peer(conn)) {
+		handle_peer_auth(conn, req);
+		return;
+	}
 	proto_client_id_hex(conn->handshake.client_id, id_hex);
 	if (cfg->insecure) {
 		key = &no_key;
@@ -397,6 +461,8 @@ static void free_keys(struct conn *conn, const uint8_t *keys, uint32_t count)
 					    &were_asked);
 	server_pages_changed(conn->ns, used_before);
 	conn->ns->stats.evict_returned += were_asked;
+	/* a key freed while it moves stays freed: not taken, and freed on the peer */
+	migrate_keys_freed(conn->srv, conn->ns, keys, count);
 }
 
 /* The keys to free first, so that they make room for the pages; those stay freed on NOSPC. */
@@ -443,6 +509,56 @@ static void handle_free(struct conn *conn, const struct proto_request *req)
 {
 	conn->srv->requests_free++;
 	free_keys(conn, req->keys, req->hdr.count);
+	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
+}
+
+/*
+ * PEER_PUT: the pages go into the client's namespace as if it had PUT them,
+ * within its quota and the server's room; the namespace is made if need be
+ * and then lives out the grace period unless the client connects.
+ */
+static void handle_peer_put(struct conn *conn, const struct proto_request *req)
+{
+	struct server *srv = conn->srv;
+	const char *name = req->peer_ns.client_name;
+	struct namespace *ns;
+	size_t used_before;
+	uint32_t status = NSWAP2L_ERR_NOSPC;
+
+	if (!srv->cfg.insecure && !auth_find_key(&srv->cfg.keys, name)) {
+		log_warn_peer("peer %s: PEER_PUT for client '%s', who has no key here", conn->peer,
+			      name);
+		queue_reply(conn, &req->hdr, NSWAP2L_ERR_NO_CLIENT, 0);
+		return;
+	}
+	ns = server_peer_namespace(srv, name, req->peer_ns.client_id);
+	if (ns) {
+		used_before = ns->pages.used;
+		if (store_put(&srv->pool, &ns->pages, req->keys, req->seals, req->pages,
+			      req->hdr.count, server_client_room(srv, ns)) == STORE_OK) {
+			srv->pages_migrated_in += req->hdr.count;
+			status = NSWAP2L_OK;
+		}
+		server_pages_changed(ns, used_before);
+	}
+	queue_reply(conn, &req->hdr, status, 0);
+}
+
+static void handle_peer_free(struct conn *conn, const struct proto_request *req)
+{
+	struct server *srv = conn->srv;
+	struct namespace *ns = server_find_namespace(srv, req->peer_ns.client_name,
+						     req->peer_ns.client_id);
+	size_t used_before;
+	uint32_t were_asked;
+
+	if (ns) {
+		used_before = ns->pages.used;
+		srv->keys_freed += store_free(&srv->pool, &ns->pages, req->keys, req->hdr.count,
+					      &were_asked);
+		server_pages_changed(ns, used_before);
+		migrate_keys_freed(srv, ns, req->keys, req->hdr.count);
+	}
 	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
 }
 
@@ -510,6 +626,17 @@ static void handle(struct conn *conn, const struct proto_request *req)
 		break;
 	case NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY:
 		handle_evict_reply(conn, req);
+		break;
+	case NSWAP2L_MSG_PEER_PUT:
+		handle_peer_put(conn, req);
+		break;
+	case NSWAP2L_MSG_PEER_FREE:
+		handle_peer_free(conn, req);
+		break;
+	case NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY:
+	case NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY:
+		if (!migrate_answered(conn->srv, conn, req))
+			conn_fail(conn, &req->hdr, "migration reply with a tag not asked");
 		break;
 	}
 }
@@ -602,7 +729,8 @@ static enum proto_result next_session_message(struct conn *conn, struct proto_re
 		log_warn_peer("peer %s: message MAC wrong (injected, replayed or reordered), closing",
 			      conn->peer);
 		conn->srv->mac_failures++;
-		conn->ns->stats.errors++;
+		if (conn->ns)
+			conn->ns->stats.errors++;
 		conn->state = CONN_CLOSING;
 		return PROTO_INVALID;
 	}
@@ -636,6 +764,8 @@ static size_t reply_size(const struct conn *conn, const struct proto_header *req
 	case NSWAP2L_MSG_GET:
 		return message_size(conn, req->count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE));
 	case NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY:
+	case NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY:
+	case NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY:
 		return 0;
 	default:
 		return message_size(conn, 0);
@@ -787,4 +917,39 @@ uint64_t conn_ask_eviction(struct conn *conn, uint64_t want)
 	conn->evict_keys = asked;
 	conn->evict_pages_left = false;
 	return asked;
+}
+
+/* A server-initiated message with payload parts, within the budget; false: no room. */
+static bool send_message(struct conn *conn, struct proto_header *hdr, const void *part1,
+			 uint32_t len1, const void *part2, uint32_t len2)
+{
+	uint8_t encoded[PROTO_HEADER_SIZE];
+
+	hdr->magic = NSWAP2L_PROTO_MAGIC;
+	hdr->length = len1 + len2;
+	hdr->free_pages = conn_free_pages(conn);
+	if (conn->state == CONN_CLOSING || !room_to_send(conn, hdr->length))
+		return false;
+	queue_header(conn, hdr, encoded);
+	queue(conn, part1, len1);
+	if (len2)
+		queue(conn, part2, len2);
+	queue_end(conn);
+	return true;
+}
+
+bool conn_ask_namespace(struct conn *conn, uint32_t tag,
+			const uint8_t server_id[NSWAP2L_PROTO_SERVER_ID_SIZE])
+{
+	struct proto_header hdr = { .type = NSWAP2L_MSG_ASK_NAMESPACE, .tag = tag };
+
+	return send_message(conn, &hdr, server_id, NSWAP2L_PROTO_SERVER_ID_SIZE, NULL, 0);
+}
+
+bool conn_send_moved(struct conn *conn, uint32_t tag, const struct nswap2l_moved *where,
+		     const uint8_t *keys, uint32_t count)
+{
+	struct proto_header hdr = { .type = NSWAP2L_MSG_MOVED, .tag = tag, .count = count };
+
+	return send_message(conn, &hdr, where, sizeof(*where), keys, count * PROTO_KEY_SIZE);
 }

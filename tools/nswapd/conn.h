@@ -14,6 +14,7 @@
 #include "auth.h"
 #include "list.h"
 #include "outq.h"
+#include "peer.h"
 #include "proto.h"
 
 /*
@@ -77,6 +78,17 @@ struct conn {
 	uint64_t evict_unanswered;	/* bit i: EVICT tagged first + i */
 	uint64_t evict_keys;
 	bool evict_pages_left;		/* a reply said NOSPC */
+	/*
+	 * Migration (peer.c), NSWAP2L_CAP_MOVED: the client's namespace on each
+	 * --peer, asked once while the connection lives, and the ASK out now.
+	 */
+	struct conn_peer_namespace {
+		uint8_t state;		/* PEER_NS_* of peer.h */
+		uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];
+	} peer_ns[MAX_PEERS];
+	uint32_t ask_tag;
+	int ask_peer;			/* -1: no ASK_NAMESPACE out */
+	uint64_t ask_ms;
 };
 
 /* Returns NULL when out of memory. */
@@ -107,5 +119,20 @@ bool conn_wants_input(const struct conn *conn);
 void conn_send_capacity(struct conn *conn, uint64_t free_pages);
 /* Asks for up to want pages back; returns the number of keys asked. */
 uint64_t conn_ask_eviction(struct conn *conn, uint64_t want);
+
+/* A peer server's session (NSWAP2L_CAP_PEER): PEER_PUT and PEER_FREE only. */
+bool conn_is_peer(const struct conn *conn);
+/* What its messages' free_pages say (server_client_free_pages(), or for a peer the server's room). */
+uint64_t conn_free_pages(const struct conn *conn);
+/* An authenticated client connection with NSWAP2L_CAP_MOVED in effect. */
+bool conn_takes_moved(const struct conn *conn);
+/*
+ * Migration's messages to the owner (peer.c matches the replies by tag):
+ * false when the buffer budget has no room for them now.
+ */
+bool conn_ask_namespace(struct conn *conn, uint32_t tag,
+			const uint8_t server_id[NSWAP2L_PROTO_SERVER_ID_SIZE]);
+bool conn_send_moved(struct conn *conn, uint32_t tag, const struct nswap2l_moved *where,
+		     const uint8_t *keys, uint32_t count);
 
 #endif

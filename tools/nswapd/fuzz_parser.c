@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: the message parser on its own, and a whole connection
  * (conn.c over an in-memory page store, with server ticks under changing
- * memory) fed the input as a client's byte stream.  Input layout:
+ * memory) fed the input as a client's or a peer server's byte stream (the
+ * peer key is the client key).  Input layout:
  * fuzz_input.h.  Besides crashes and sanitizer reports, it checks that
  * every message the server sends is well-formed and that the page counts
  * agree.
@@ -41,6 +42,14 @@ static void fuzz_parser_alone(const uint8_t *data, size_t size, uint64_t caps)
 			FUZZ_ASSERT(req.nr_frees <= NSWAP2L_PROTO_MAX_PUT_FREES &&
 				    (req.nr_frees == 0 || (caps & NSWAP2L_CAP_PUT_FREES)) &&
 				    req.pages + (size_t)req.hdr.count * PROTO_PAGE_SIZE == data + used);
+		/* a session is a peer's or a client's: their requests never mix */
+		if (req.hdr.type == NSWAP2L_MSG_PEER_PUT || req.hdr.type == NSWAP2L_MSG_PEER_FREE)
+			FUZZ_ASSERT((caps & NSWAP2L_CAP_PEER) &&
+				    proto_client_name_valid(req.peer_ns.client_name));
+		else if (req.hdr.type != NSWAP2L_MSG_HELLO && req.hdr.type != NSWAP2L_MSG_AUTH)
+			FUZZ_ASSERT(!(caps & NSWAP2L_CAP_PEER));
+		if (req.hdr.type == NSWAP2L_MSG_PEER_PUT)
+			FUZZ_ASSERT(req.pages + (size_t)req.hdr.count * PROTO_PAGE_SIZE == data + used);
 		data += used;
 		size -= used;
 	}
@@ -112,8 +121,9 @@ static void check_counts(const struct server *srv)
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		pages += ns->pages.used;
 	FUZZ_ASSERT(pages == server_held_pages(srv));
-	/* every page held came in a PUT, and every key freed was held (overwrites aside) */
-	FUZZ_ASSERT(server_held_pages(srv) + srv->keys_freed <= srv->pages_put);
+	/* every page held came in a PUT or PEER_PUT, and every key freed was held */
+	FUZZ_ASSERT(server_held_pages(srv) + srv->keys_freed <= srv->pages_put +
+		    srv->pages_migrated_in);
 	/* each client's count, kept as pages come and go, is its namespaces' sum */
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		uint64_t of_client = 0;
@@ -182,7 +192,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= FUZZ_CONFIG_SIZE;
 	fuzz_parser_alone(data, size, 0);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_PUT_FREES);
+	fuzz_parser_alone(data, size, NSWAP2L_CAP_MOVED);
+	fuzz_parser_alone(data, size, NSWAP2L_CAP_PEER);
 
+	cfg.have_peer_key = true;
+	cfg.peer_key.len = sizeof(fuzz_key);
+	memcpy(cfg.peer_key.bytes, fuzz_key, sizeof(fuzz_key));
 	if (config[FUZZ_FLAGS] & FUZZ_KEYED) {
 		cfg.keys.shared = true;
 		cfg.keys.shared_key.len = sizeof(fuzz_key);

@@ -3,7 +3,9 @@
  * Writes the seed corpus of fuzz_parser into a directory: well-formed
  * sessions (keyed and not, with PUT/GET/FREE, with and without the
  * capabilities SEALED_GET and PUT_FREES, an eviction round answered,
- * a peer that does not read, a message sent too slowly), one seed per
+ * a peer that does not read, a message sent too slowly; a peer server's
+ * session with PEER_PUT and PEER_FREE, a client's with NSWAP2L_CAP_MOVED
+ * answering what it was never asked), one seed per
  * kind of malformed message and one injected without the key, so the
  * fuzzer starts past the handshake.
  * Layout of an input: fuzz_input.h.
@@ -88,34 +90,44 @@ static void header(struct seed *s, uint16_t type, uint32_t tag, uint32_t count, 
  * The fuzzed server's HELLO reply, as conn.c sends it to the HELLO of
  * header(): the transcript, and so the client MAC, cover its bytes.
  */
-static void expected_hello_reply(uint8_t header[PROTO_HEADER_SIZE],
-				 uint8_t payload[sizeof(struct nswap2l_hello_reply)])
+static uint32_t expected_hello_reply(uint8_t header[PROTO_HEADER_SIZE],
+				     uint8_t payload[PROTO_HELLO_REPLY_MOVED_SIZE], uint64_t caps)
 {
+	/* with NSWAP2L_CAP_MOVED the server id follows: all zero in the fuzzer */
+	uint32_t length = caps & NSWAP2L_CAP_MOVED ? PROTO_HELLO_REPLY_MOVED_SIZE :
+			  PROTO_HELLO_REPLY_SIZE;
 	struct proto_header hdr = { .magic = NSWAP2L_PROTO_MAGIC,
 				    .type = NSWAP2L_MSG_HELLO | NSWAP2L_MSG_REPLY, .tag = 1,
-				    .length = sizeof(struct nswap2l_hello_reply) };
+				    .length = length };
 	struct nswap2l_hello_reply reply = { .version = NSWAP2L_PROTO_VERSION,
 					     .max_pages = NSWAP2L_PROTO_MAX_PAGES,
 					     .capabilities = NSWAP2L_CAP_EVICT |
 							     NSWAP2L_CAP_SEALED_GET |
-							     NSWAP2L_CAP_PUT_FREES };
+							     NSWAP2L_CAP_PUT_FREES |
+							     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER };
 
 	proto_encode_header(header, &hdr);
+	memset(payload, 0, PROTO_HELLO_REPLY_MOVED_SIZE);
 	proto_encode_hello_reply(payload, &reply);
+	return length;
 }
 
+/* A client's handshake, or with NSWAP2L_CAP_PEER a peer server's (the same key in the fuzzer). */
 static void handshake(struct seed *s, bool keyed, uint64_t caps)
 {
 	struct nswap2l_hello hello = { .version_min = NSWAP2L_PROTO_VERSION,
 				       .version_max = NSWAP2L_PROTO_VERSION, .capabilities = caps,
 				       .client_name = "fuzz" };
 	uint8_t payload[sizeof(hello)], mac[NSWAP2L_PROTO_MAC_SIZE] = { 0 };
-	uint8_t reply_header[PROTO_HEADER_SIZE], reply[sizeof(struct nswap2l_hello_reply)];
+	uint8_t reply_header[PROTO_HEADER_SIZE], reply[PROTO_HELLO_REPLY_MOVED_SIZE];
+	uint32_t reply_len;
 	struct auth_key key = { .len = sizeof(fuzz_key) };
 	struct auth_handshake hs = { 0 };	/* the fuzzed server's nonce is all zero */
 	size_t hello_start;
 
 	memcpy(key.bytes, fuzz_key, sizeof(fuzz_key));
+	if (caps & NSWAP2L_CAP_PEER)
+		strcpy(hello.client_name, NSWAP2L_PEER_CLIENT_NAME);
 	memset(hello.client_id, 0xc1, sizeof(hello.client_id));
 	memset(hello.client_nonce, 0x5a, sizeof(hello.client_nonce));
 	proto_encode_hello(payload, &hello);
@@ -123,8 +135,9 @@ static void handshake(struct seed *s, bool keyed, uint64_t caps)
 	hello_start = s->len - PROTO_HEADER_SIZE;
 	add(s, payload, sizeof(payload));
 	auth_handshake_from_hello(&hs, &hello);
-	expected_hello_reply(reply_header, reply);
-	auth_handshake_transcript(&hs, s->data + hello_start, payload, reply_header, reply);
+	reply_len = expected_hello_reply(reply_header, reply, caps);
+	auth_handshake_transcript(&hs, s->data + hello_start, payload, reply_header, reply,
+				  reply_len);
 	if (keyed)
 		auth_client_mac(&key, &hs, mac);
 	header(s, NSWAP2L_MSG_AUTH, 2, 0, sizeof(mac), 0);
@@ -166,6 +179,30 @@ static void put_freeing(struct seed *s, uint32_t tag, uint64_t first, uint32_t c
 	}
 	add_keys(s, free_first, nr_frees);
 	for (i = 0; i < count; i++) {
+		memset(page, (int)(first + i), sizeof(page));
+		add(s, page, sizeof(page));
+	}
+}
+
+/* A PEER_PUT (pages as put_freeing()'s) or PEER_FREE into the namespace (name, 0xc2...). */
+static void peer_keys(struct seed *s, uint16_t type, uint32_t tag, const char *name,
+		      uint64_t first, uint32_t count)
+{
+	static uint8_t seal[PROTO_SEAL_SIZE], page[PROTO_PAGE_SIZE];
+	struct nswap2l_peer_namespace where = { .client_id = { 0xc2 } };
+	bool put = type == NSWAP2L_MSG_PEER_PUT;
+	uint32_t i;
+
+	strcpy(where.client_name, name);
+	header(s, type, tag, count, PROTO_PEER_NS_SIZE +
+	       count * (8 + (put ? PROTO_SEAL_SIZE + PROTO_PAGE_SIZE : 0)), 0);
+	add(s, &where, sizeof(where));
+	add_keys(s, first, count);
+	for (i = 0; put && i < count; i++) {
+		memset(seal, (int)(first + i) ^ 0x5e, sizeof(seal));
+		add(s, seal, sizeof(seal));
+	}
+	for (i = 0; put && i < count; i++) {
 		memset(page, (int)(first + i), sizeof(page));
 		add(s, page, sizeof(page));
 	}
@@ -228,6 +265,43 @@ int main(int argc, char **argv)
 	put_freeing(&s, 14, 100, 1, 9, NSWAP2L_PROTO_MAX_PUT_FREES);
 	put_freeing(&s, 15, 30, 2, 31, 1);
 	write_seed(argv[1], "put-frees", &s);
+
+	/*
+	 * a peer server: PEER_PUTs (one the same again, one past --max),
+	 * PEER_FREE, then a PUT, which a peer never sends
+	 */
+	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
+	s.data[FUZZ_MAX] = 2;
+	handshake(&s, true, NSWAP2L_CAP_PEER | NSWAP2L_CAP_MOVED);
+	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 10, "alice", 5, 3);
+	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 11, "alice", 5, 3);
+	peer_keys(&s, NSWAP2L_MSG_PEER_FREE, 12, "alice", 4, 2);
+	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 13, "bob", 20, 8);
+	peer_keys(&s, NSWAP2L_MSG_PEER_FREE, 14, "nobody", 4, 2);
+	keys(&s, NSWAP2L_MSG_PUT, 15, 7, 1);
+	write_seed(argv[1], "peer", &s);
+
+	/* a peer naming a namespace no client can have */
+	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
+	handshake(&s, true, NSWAP2L_CAP_PEER | NSWAP2L_CAP_MOVED);
+	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 10, ".peer", 5, 1);
+	write_seed(argv[1], "peer-bad-name", &s);
+
+	/* a client with NSWAP2L_CAP_MOVED under pressure, answering what it was never asked */
+	config(&s, 0, 255, 15, 70, -4);
+	handshake(&s, false, NSWAP2L_CAP_MOVED | NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 0, 8);
+	header(&s, NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY, 7, 1, 8, 0);
+	add_keys(&s, 3, 1);
+	header(&s, NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY, 8, 0, NSWAP2L_PROTO_CLIENT_ID_SIZE, 0);
+	add(&s, raw, NSWAP2L_PROTO_CLIENT_ID_SIZE);
+	write_seed(argv[1], "moved-not-asked", &s);
+
+	/* a client session sending PEER_PUT */
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, NSWAP2L_CAP_MOVED);
+	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 10, "fuzz", 5, 1);
+	write_seed(argv[1], "peer-put-from-client", &s);
 
 	/* --max of 4 pages: the frees make room for the PUT; a PUT past it still frees */
 	config(&s, 0, 255, 15, 1000, 0);

@@ -23,6 +23,7 @@
 #include "conn.h"
 #include "log.h"
 #include "net.h"
+#include "peer.h"
 #include "server.h"
 #include "status.h"
 #include "util.h"
@@ -31,7 +32,6 @@
 #define STATUS_DIR "/run/nswapd"
 #define DEFAULT_RESERVE (64ull << 20)
 #define DEFAULT_GRACE_S 60
-#define MAX_PEERS 16
 #define MAX_QUOTAS 1024
 #define MAX_COUNT 1000000
 /*
@@ -131,8 +131,14 @@ static const char usage_text[] =
 "                          the pages)\n"
 "  --foreground            do not daemonize; log to stderr\n"
 "  --log-level LEVEL       error, warn, info (default) or debug\n"
-"  --peer ADDR:PORT        another nswapd to migrate pages to; accepted, but\n"
-"                          peer migration is not implemented yet\n"
+"  --peer ADDR:PORT        another nswapd of the cluster (repeat, up to 16):\n"
+"                          when this one must shrink it moves pages there,\n"
+"                          seals and all, and tells their owners (clients\n"
+"                          with NSWAP2L_CAP_MOVED) the new place; the rest\n"
+"                          goes back through EVICT.  Needs --peer-key\n"
+"  --peer-key FILE         the cluster's peer key (16 to 256 bytes, shared by\n"
+"                          its servers, never given to clients): proves this\n"
+"                          server to its peers, and peers to this one\n"
 "  --memavailable-file F   testing: take MemAvailable from F (in /proc/meminfo\n"
 "                          format) instead of /proc/meminfo, and ignore cgroups;\n"
 "                          missing or garbled, it stops new pages as an\n"
@@ -157,6 +163,7 @@ enum option_id {
 	OPT_MAX_UNAUTH_PER_ADDRESS, OPT_IDLE_TIMEOUT, OPT_MESSAGE_TIMEOUT, OPT_BUFFER_BUDGET,
 	OPT_QUOTA, OPT_DEFAULT_QUOTA, OPT_MAX_CONNECTIONS_PER_CLIENT, OPT_MAX_NAMESPACES_PER_CLIENT,
 	OPT_LEAVE_TIMEOUT,
+	OPT_PEER_KEY,
 };
 
 static const struct option long_options[] = {
@@ -182,6 +189,7 @@ static const struct option long_options[] = {
 	{ "foreground", no_argument, NULL, OPT_FOREGROUND },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "peer-key", required_argument, NULL, OPT_PEER_KEY },
 	{ "memavailable-file", required_argument, NULL, OPT_MEMAVAILABLE_FILE },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -192,6 +200,7 @@ static const struct option long_options[] = {
 
 struct options {
 	const char *listen, *port_file, *clients_dir, *key_file, *status_socket, *memavailable_file;
+	const char *peer_key_file;
 	uint64_t max_bytes, reserve_bytes, grace_s;
 	uint64_t max_connections, max_unauth_per_address, idle_timeout_s, message_timeout_s;
 	uint64_t max_conns_per_client;		/* 0: the default, from the connections that fit */
@@ -204,6 +213,7 @@ struct options {
 	bool have_default_quota, have_max, insecure, foreground, stats, json;
 	enum log_level log_level;
 	unsigned int peer_count;
+	struct peer_addr peers[MAX_PEERS];
 };
 
 static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...);
@@ -365,8 +375,13 @@ static void parse_options(int argc, char **argv, struct options *opts)
 		case OPT_PEER:
 			if (parse_ipv4_endpoint(optarg, &peer))
 				usage_error("--peer: '%s' is not ADDR:PORT (numeric IPv4)", optarg);
-			if (++opts->peer_count > MAX_PEERS)
+			if (opts->peer_count == MAX_PEERS)
 				usage_error("--peer: at most %d peers", MAX_PEERS);
+			opts->peers[opts->peer_count].addr = peer.sin_addr.s_addr;
+			opts->peers[opts->peer_count++].port = ntohs(peer.sin_port);
+			break;
+		case OPT_PEER_KEY:
+			opts->peer_key_file = optarg;
 			break;
 		case OPT_MEMAVAILABLE_FILE:
 			opts->memavailable_file = optarg;
@@ -401,6 +416,8 @@ static void parse_options(int argc, char **argv, struct options *opts)
 		usage_error("--clients, --key-file and --insecure-no-auth exclude each other");
 	if (!opts->clients_dir && !opts->key_file && !opts->insecure)
 		usage_error("--clients or --key-file is required (or --insecure-no-auth, for testing only)");
+	if (opts->peer_count && !opts->peer_key_file)
+		usage_error("--peer needs --peer-key");
 }
 
 static void status_socket_for_port(char *path, size_t size, unsigned int port)
@@ -558,6 +575,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cfg.keys.shared = opts.key_file != NULL;
+	if (opts.peer_key_file &&
+	    auth_load_key(opts.peer_key_file, &cfg.peer_key, err, sizeof(err))) {
+		fprintf(stderr, "nswapd: --peer-key: %s\n", err);
+		return 2;
+	}
+	cfg.have_peer_key = opts.peer_key_file != NULL;
 	if (opts.clients_dir && auth_load_clients(opts.clients_dir, &cfg.keys, err, sizeof(err))) {
 		fprintf(stderr, "nswapd: %s\n", err);
 		return 2;
@@ -576,6 +599,8 @@ int main(int argc, char **argv)
 	cfg.reserve_bytes = opts.reserve_bytes;
 	cfg.grace_ms = opts.grace_s * 1000;
 	random_bytes(&cfg.hash_key, sizeof(cfg.hash_key));
+	/* a restarted server is another server: its pages are gone */
+	random_bytes(cfg.server_id, sizeof(cfg.server_id));
 	cfg.max_unauth_per_address = (unsigned int)opts.max_unauth_per_address;
 	cfg.max_namespaces_per_client = (unsigned int)opts.max_namespaces_per_client;
 	cfg.idle_timeout_ms = opts.idle_timeout_s * 1000;
@@ -643,13 +668,22 @@ int main(int argc, char **argv)
 		 (unsigned long long)opts.message_timeout_s,
 		 format_bytes(cfg.buffer_budget, budget_text, sizeof(budget_text)));
 	if (opts.peer_count)
-		log_warn("peer migration not implemented yet: ignoring %u --peer", opts.peer_count);
+		log_info("%u peers to move pages to, peer key from %s", opts.peer_count,
+			 opts.peer_key_file);
+	else if (opts.peer_key_file)
+		log_info("peers may store pages here (peer key from %s)", opts.peer_key_file);
 	if (opts.memavailable_file)
 		log_warn("taking MemAvailable from %s (testing)", opts.memavailable_file);
 
 	server_init(&srv, &cfg, monotonic_ms());
+	if (migrate_init(&srv, opts.peers, opts.peer_count)) {
+		log_error("cannot set up the peers: %s", strerror(errno));
+		server_destroy(&srv);
+		return 1;
+	}
 	status = net_run(&srv, listen_fd, status_fd, listen_desc);
 	server_destroy(&srv);
+	migrate_destroy(&srv);
 	close(listen_fd);
 	close(status_fd);
 	unlink(status_path);

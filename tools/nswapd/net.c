@@ -29,6 +29,7 @@
 #include "conn.h"
 #include "log.h"
 #include "net.h"
+#include "peer.h"
 #include "server.h"
 #include "status.h"
 #include "util.h"
@@ -49,6 +50,7 @@ enum endpoint_kind {
 	EP_SIGNALS,
 	EP_CLIENT,
 	EP_STATUS_CLIENT,
+	EP_PEERS,		/* the --peer connections' own epoll descriptor (peer.c) */
 };
 
 struct endpoint {
@@ -65,7 +67,7 @@ struct loop {
 	struct server *srv;
 	int epfd;
 	const char *listen_desc;
-	struct endpoint listener, status_listener, signals;
+	struct endpoint listener, status_listener, signals, peers;
 	struct list_head endpoints;
 	struct list_head closed;	/* freed after the events fetched with them */
 	bool accept_paused;		/* until the next tick */
@@ -468,6 +470,11 @@ static void handle_event(struct loop *loop, struct endpoint *ep, uint32_t events
 		if (!send_queued(ep->fd, &ep->out) || !ep->out.bytes)
 			endpoint_close(loop, ep);
 		break;
+	case EP_PEERS:
+		/* peers' replies queue MOVED and ASK_NAMESPACE to clients */
+		migrate_service(loop->srv);
+		service_queued(loop);
+		break;
 	}
 }
 
@@ -511,6 +518,7 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 		.listener = { .kind = EP_LISTENER, .fd = listen_fd },
 		.status_listener = { .kind = EP_STATUS_LISTENER, .fd = status_fd },
 		.signals = { .kind = EP_SIGNALS },
+		.peers = { .kind = EP_PEERS, .fd = migrate_fd(srv) },
 	};
 	struct epoll_event events[MAX_EVENTS];
 	uint64_t next_tick;
@@ -523,7 +531,8 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 	if (loop.signals.fd < 0 || loop.epfd < 0 ||
 	    watch_new(&loop, &loop.listener, EPOLLIN) ||
 	    watch_new(&loop, &loop.status_listener, EPOLLIN) ||
-	    watch_new(&loop, &loop.signals, EPOLLIN)) {
+	    watch_new(&loop, &loop.signals, EPOLLIN) ||
+	    (loop.peers.fd >= 0 && watch_new(&loop, &loop.peers, EPOLLIN))) {
 		log_error("cannot set up the event loop: %s", strerror(errno));
 		status = 1;
 		goto out;

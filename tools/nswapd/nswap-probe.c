@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "client_handshake.h"
 #include "proto.h"
 #include "util.h"
 
@@ -464,9 +465,9 @@ static void handshake(struct client *cl)
 		.version_max = opt.version_max,
 		.capabilities = NSWAP2L_CAP_NO_CLIENT | (opt.evict ? NSWAP2L_CAP_EVICT : 0),
 	};
-	struct nswap2l_hello_reply reply;
-	struct auth_handshake hs;
-	uint8_t header[PROTO_HEADER_SIZE], payload[sizeof(hello)], mac[NSWAP2L_PROTO_MAC_SIZE];
+	struct client_handshake ch;
+	uint8_t auth[CLIENT_AUTH_SIZE];
+	const char *why;
 
 	if (opt.handshake == HANDSHAKE_NONE)
 		return;
@@ -475,29 +476,26 @@ static void handshake(struct client *cl)
 	if (getrandom(hello.client_nonce, sizeof(hello.client_nonce), 0) !=
 	    (ssize_t)sizeof(hello.client_nonce))
 		usage_error("getrandom failed");
-	proto_encode_hello(payload, &hello);
-	encode_header(header, NSWAP2L_MSG_HELLO, 0, 0, sizeof(payload), 0);
-	send_all(cl, header, sizeof(header));
-	send_all(cl, payload, sizeof(payload));
+	client_handshake_hello(&ch, &hello);
+	send_all(cl, ch.hello_msg, sizeof(ch.hello_msg));
 	expect_reply(cl, NSWAP2L_MSG_HELLO);
 	if (cl->msg.hdr.status != NSWAP2L_OK)
 		finish(proto_status_name(cl->msg.hdr.status));
-	if (cl->msg.hdr.length != sizeof(reply))
+	why = client_handshake_reply(&ch, &opt.key, cl->msg.header_bytes, cl->msg.payload,
+				     cl->msg.hdr.length, auth);
+	if (why) {
+		printf("%s\n", why);
 		finish("badserver");
-	proto_decode_hello_reply(cl->msg.payload, &reply);
-	auth_handshake_from_hello(&hs, &hello);
-	memcpy(hs.server_nonce, reply.server_nonce, sizeof(hs.server_nonce));
-	auth_handshake_transcript(&hs, header, payload, cl->msg.header_bytes, cl->msg.payload);
+	}
 	if (opt.handshake == HANDSHAKE_HELLO)
 		return;
-	auth_client_mac(&opt.key, &hs, mac);
-	send_header(cl, NSWAP2L_MSG_AUTH, 0, 0, sizeof(mac), 0);
-	send_all(cl, mac, sizeof(mac));
+	send_header(cl, NSWAP2L_MSG_AUTH, 0, 0, NSWAP2L_PROTO_MAC_SIZE, 0);
+	send_all(cl, auth + PROTO_HEADER_SIZE, NSWAP2L_PROTO_MAC_SIZE);
 	expect_reply(cl, NSWAP2L_MSG_AUTH);
 	if (cl->msg.hdr.status != NSWAP2L_OK)
 		finish(proto_status_name(cl->msg.hdr.status));
-	auth_server_mac(&opt.key, &hs, cl->msg.header_bytes, mac);
-	if (cl->msg.hdr.length != sizeof(mac) || !auth_mac_equal(mac, cl->msg.payload)) {
+	if (!client_handshake_done(&ch, &opt.key, cl->msg.header_bytes, cl->msg.payload,
+				   cl->msg.hdr.length, &cl->keys)) {
 		printf("the server's key proof is wrong\n");
 		finish("badserver");
 	}
@@ -506,7 +504,6 @@ static void handshake(struct client *cl)
 	printf("handshake: namespace %s, free_pages %llu\n",
 	       cl->msg.hdr.flags & NSWAP2L_FLAG_NAMESPACE_FOUND ? "found" : "new",
 	       (unsigned long long)cl->last_free_pages);
-	auth_session_keys(&opt.key, &hs, &cl->keys);
 	cl->session = true;
 }
 

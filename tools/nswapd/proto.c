@@ -15,6 +15,8 @@ _Static_assert(sizeof(struct nswap2l_hello) == 96, "hello is 96 bytes on the wir
 _Static_assert(sizeof(struct nswap2l_hello_reply) == 48, "hello reply is 48 bytes on the wire");
 _Static_assert(sizeof(struct nswap2l_auth) == NSWAP2L_PROTO_MAC_SIZE, "auth is one MAC");
 _Static_assert(sizeof(struct nswap2l_seal) == NSWAP2L_PROTO_SEAL_SIZE, "a seal is 24 bytes on the wire");
+_Static_assert(sizeof(struct nswap2l_peer_namespace) == 48, "a peer namespace is 48 bytes");
+_Static_assert(sizeof(struct nswap2l_moved) == 32, "a MOVED's where is 32 bytes");
 
 #define HDR_OFF(field) offsetof(struct nswap2l_msg_header, field)
 #define LENGTH_OVER_LIMIT "length over limit"
@@ -59,11 +61,31 @@ static const char *check_put_frees(const struct proto_header *hdr)
 	return NULL;
 }
 
+/* Which messages a session may carry: a peer's only PEER_*, a client's never. */
+static const char *check_session_kind(uint16_t type, uint64_t caps)
+{
+	bool peer_type = type == NSWAP2L_MSG_PEER_PUT || type == NSWAP2L_MSG_PEER_FREE;
+
+	if (type == NSWAP2L_MSG_HELLO || type == NSWAP2L_MSG_AUTH)
+		return NULL;
+	if (caps & NSWAP2L_CAP_PEER)
+		return peer_type ? NULL : "client message in a peer session";
+	if (peer_type)
+		return "peer message in a client session";
+	if ((type == (NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY) ||
+	     type == (NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY)) && !(caps & NSWAP2L_CAP_MOVED))
+		return "migration reply without NSWAP2L_CAP_MOVED";
+	return NULL;
+}
+
 /* The payload length a request of this type and count must have. */
 static const char *check_count_and_length(const struct proto_header *hdr, uint64_t caps)
 {
 	uint32_t max_count, per_item, fixed = 0;
+	const char *why = check_session_kind(hdr->type, caps);
 
+	if (why)
+		return why;
 	switch (hdr->type) {
 	case NSWAP2L_MSG_HELLO:
 		max_count = 0;
@@ -92,6 +114,28 @@ static const char *check_count_and_length(const struct proto_header *hdr, uint64
 		if (hdr->count > NSWAP2L_PROTO_MAX_KEYS)
 			return "count over limit";
 		return hdr->length ? "payload in evict reply" : NULL;
+	case NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY:
+		/* OK: the client id there; NOENT: nothing */
+		if (hdr->count)
+			return "count in a message without items";
+		return hdr->length != (hdr->status == NSWAP2L_OK ? NSWAP2L_PROTO_CLIENT_ID_SIZE : 0) ?
+		       "length does not match type and count" : NULL;
+	case NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY:
+		/* the keys not taken, none or more */
+		if (hdr->count > NSWAP2L_PROTO_MAX_KEYS)
+			return "count over limit";
+		return hdr->length != hdr->count * PROTO_KEY_SIZE ?
+		       "length does not match type and count" : NULL;
+	case NSWAP2L_MSG_PEER_PUT:
+		max_count = NSWAP2L_PROTO_MAX_PAGES;
+		per_item = PROTO_KEY_SIZE + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE;
+		fixed = PROTO_PEER_NS_SIZE;
+		break;
+	case NSWAP2L_MSG_PEER_FREE:
+		max_count = NSWAP2L_PROTO_MAX_KEYS;
+		per_item = PROTO_KEY_SIZE;
+		fixed = PROTO_PEER_NS_SIZE;
+		break;
 	default:
 		return strcmp(proto_type_name(hdr->type), "unknown") ?
 		       "message type clients do not send" : "unknown message type";
@@ -102,7 +146,7 @@ static const char *check_count_and_length(const struct proto_header *hdr, uint64
 		return "count zero";
 	if (hdr->type == NSWAP2L_MSG_PUT && (caps & NSWAP2L_CAP_PUT_FREES))
 		return check_put_frees(hdr);
-	/* max_count * per_item <= NSWAP2L_PROTO_MAX_PAYLOAD: no overflow */
+	/* fixed + max_count * per_item <= NSWAP2L_PROTO_MAX_PAYLOAD: no overflow */
 	if (hdr->length != fixed + hdr->count * per_item)
 		return "length does not match type and count";
 	return NULL;
@@ -119,6 +163,9 @@ const char *proto_check_request_header(const struct proto_header *hdr, uint64_t 
 	if (hdr->type == (NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY)) {
 		if (hdr->status != NSWAP2L_OK && hdr->status != NSWAP2L_ERR_NOSPC)
 			return "bad status in evict reply";
+	} else if (hdr->type == (NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY)) {
+		if (hdr->status != NSWAP2L_OK && hdr->status != NSWAP2L_ERR_NOENT)
+			return "bad status in ask-namespace reply";
 	} else if (hdr->status) {
 		return "status set in request";
 	}
@@ -190,6 +237,15 @@ void proto_decode_hello_reply(const uint8_t *p, struct nswap2l_hello_reply *repl
 	memcpy(reply->server_nonce, p + REPLY_OFF(server_nonce), sizeof(reply->server_nonce));
 }
 
+bool proto_hello_name_valid(const struct nswap2l_hello *hello)
+{
+	static const char peer_name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = NSWAP2L_PEER_CLIENT_NAME;
+
+	if (hello->capabilities & NSWAP2L_CAP_PEER)
+		return !memcmp(hello->client_name, peer_name, sizeof(peer_name));
+	return proto_client_name_valid(hello->client_name);
+}
+
 static const char *check_keys(const uint8_t *keys, uint32_t count)
 {
 	uint32_t i;
@@ -249,7 +305,7 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len, uint64_t 
 	switch (hdr->type) {
 	case NSWAP2L_MSG_HELLO:
 		decode_hello(req->payload, &req->hello);
-		if (!proto_client_name_valid(req->hello.client_name)) {
+		if (!proto_hello_name_valid(&req->hello)) {
 			*why = "malformed client name in HELLO";
 			return PROTO_INVALID;
 		}
@@ -277,8 +333,24 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len, uint64_t 
 		/* fall through */
 	case NSWAP2L_MSG_GET:
 	case NSWAP2L_MSG_FREE:
+	case NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY:
 		req->keys = req->payload;
 		*why = check_keys(req->keys, hdr->count);
+		if (*why)
+			return PROTO_INVALID;
+		break;
+	case NSWAP2L_MSG_PEER_PUT:
+	case NSWAP2L_MSG_PEER_FREE:
+		memcpy(&req->peer_ns, req->payload, sizeof(req->peer_ns));
+		req->keys = req->payload + PROTO_PEER_NS_SIZE;
+		if (hdr->type == NSWAP2L_MSG_PEER_PUT) {
+			req->seals = req->keys + (size_t)hdr->count * PROTO_KEY_SIZE;
+			req->pages = req->seals + (size_t)hdr->count * PROTO_SEAL_SIZE;
+		}
+		if (!proto_client_name_valid(req->peer_ns.client_name))
+			*why = "malformed client name in a peer message";
+		else
+			*why = check_keys(req->keys, hdr->count);
 		if (*why)
 			return PROTO_INVALID;
 		break;
@@ -330,6 +402,10 @@ const char *proto_type_name(uint16_t type)
 		[NSWAP2L_MSG_FREE] = "FREE",
 		[NSWAP2L_MSG_CAPACITY] = "CAPACITY",
 		[NSWAP2L_MSG_EVICT] = "EVICT",
+		[NSWAP2L_MSG_ASK_NAMESPACE] = "ASK_NAMESPACE",
+		[NSWAP2L_MSG_MOVED] = "MOVED",
+		[NSWAP2L_MSG_PEER_PUT] = "PEER_PUT",
+		[NSWAP2L_MSG_PEER_FREE] = "PEER_FREE",
 	};
 	uint16_t base = type & (uint16_t)~NSWAP2L_MSG_REPLY;
 

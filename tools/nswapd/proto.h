@@ -18,6 +18,12 @@
 #define PROTO_PAGE_SIZE ((uint32_t)NSWAP2L_PROTO_PAGE_SIZE)
 #define PROTO_SEAL_SIZE ((uint32_t)NSWAP2L_PROTO_SEAL_SIZE)
 #define PROTO_MSG_MAC_SIZE ((uint32_t)NSWAP2L_PROTO_MSG_MAC_SIZE)
+/* Whose pages a PEER_PUT or PEER_FREE names: the payload's first bytes. */
+#define PROTO_PEER_NS_SIZE ((uint32_t)sizeof(struct nswap2l_peer_namespace))
+/* A HELLO reply's payload, with the server id when NSWAP2L_CAP_MOVED is in effect. */
+#define PROTO_HELLO_REPLY_SIZE ((uint32_t)sizeof(struct nswap2l_hello_reply))
+#define PROTO_HELLO_REPLY_MOVED_SIZE \
+	(PROTO_HELLO_REPLY_SIZE + (uint32_t)sizeof(struct nswap2l_hello_reply_moved))
 /* Largest whole message the server ever has to buffer, with its MAC. */
 #define PROTO_MAX_MESSAGE (PROTO_HEADER_SIZE + NSWAP2L_PROTO_MAX_PAYLOAD + PROTO_MSG_MAC_SIZE)
 
@@ -38,7 +44,10 @@ struct proto_header {
  * (little-endian, read them with proto_key()); for PUT, seals follows the
  * keys, count * PROTO_SEAL_SIZE bytes, then frees, nr_frees keys to free
  * (NSWAP2L_CAP_PUT_FREES; none of them one of the PUT's keys), then pages,
- * count * PROTO_PAGE_SIZE bytes.
+ * count * PROTO_PAGE_SIZE bytes.  A PEER_PUT has keys, seals and pages the
+ * same way, after the namespace it names (peer_ns, a valid client name);
+ * a PEER_FREE keys after it.  A MOVED reply's keys are those the client did
+ * not take; an ASK_NAMESPACE reply's payload (OK) is a client id.
  */
 struct proto_request {
 	struct proto_header hdr;
@@ -50,6 +59,7 @@ struct proto_request {
 	uint32_t nr_frees;
 	const uint8_t *pages;
 	struct nswap2l_hello hello;	/* HELLO only, decoded */
+	struct nswap2l_peer_namespace peer_ns;	/* PEER_PUT and PEER_FREE */
 	const uint8_t *mac;		/* AUTH only */
 };
 
@@ -65,8 +75,10 @@ void proto_encode_header(uint8_t buf[PROTO_HEADER_SIZE], const struct proto_head
 /*
  * Checks a client->server header on its own (magic, type, flags, status,
  * count, length), caps being the capabilities in effect on the connection
- * (a PUT's length depends on NSWAP2L_CAP_PUT_FREES).  Returns NULL when
- * valid, else the reason.
+ * (a PUT's length depends on NSWAP2L_CAP_PUT_FREES; ASK_NAMESPACE and
+ * MOVED replies need NSWAP2L_CAP_MOVED; with NSWAP2L_CAP_PEER, a peer
+ * session, only PEER_PUT and PEER_FREE are requests, and never without).
+ * Returns NULL when valid, else the reason.
  */
 const char *proto_check_request_header(const struct proto_header *hdr, uint64_t caps);
 
@@ -95,6 +107,8 @@ void proto_put_key(uint8_t *keys, uint32_t i, uint64_t key);
 
 void proto_encode_hello(uint8_t *buf, const struct nswap2l_hello *hello);
 void proto_encode_hello_reply(uint8_t *buf, const struct nswap2l_hello_reply *reply);
+/* Whether a HELLO's name fits its capabilities: NSWAP2L_PEER_CLIENT_NAME with CAP_PEER, else a client name. */
+bool proto_hello_name_valid(const struct nswap2l_hello *hello);
 void proto_decode_hello_reply(const uint8_t *buf, struct nswap2l_hello_reply *reply);
 
 #define PROTO_CLIENT_ID_HEX_SIZE (2 * NSWAP2L_PROTO_CLIENT_ID_SIZE + 1)

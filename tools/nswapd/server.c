@@ -13,6 +13,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "peer.h"
 #include "server.h"
 #include "siphash.h"
 
@@ -280,7 +281,18 @@ static struct conn *evict_connection(const struct server *srv, const struct name
 static bool may_start_round(const struct server *srv, const struct namespace *ns)
 {
 	return !ns->evict_conn && ns->pages.used && srv->now_ms >= ns->evict_not_before_ms &&
-	       evict_connection(srv, ns);
+	       !migrate_takes(srv, ns) && evict_connection(srv, ns);
+}
+
+/* Whether pages are moving to peers, or about to: no EVICT is not a reason to warn then. */
+static bool migrating(const struct server *srv)
+{
+	const struct namespace *ns;
+
+	for (ns = srv->namespaces; ns; ns = ns->next)
+		if (migrate_takes(srv, ns))
+			return true;
+	return false;
 }
 
 /*
@@ -292,14 +304,16 @@ static void start_evictions(struct server *srv)
 	uint64_t held = server_held_pages(srv), over, candidates_pages = 0;
 	struct namespace *ns;
 
-	if (held <= srv->limit_pages + srv->evict_pending)
+	/* pages moving to peers are on their way out too */
+	if (held <= srv->limit_pages + srv->evict_pending + srv->migrate_pending)
 		return;
-	over = held - srv->limit_pages - srv->evict_pending;
+	over = held - srv->limit_pages - srv->evict_pending - srv->migrate_pending;
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		if (may_start_round(srv, ns))
 			candidates_pages += ns->pages.used;
 	if (!candidates_pages) {
-		if (!srv->evict_pending && !srv->warned_no_evict && !srv->leave.leaving) {
+		if (!srv->evict_pending && !srv->warned_no_evict && !srv->leave.leaving &&
+		    !migrating(srv)) {
 			log_warn("over the limit by %llu pages and no connected client takes EVICT",
 				 (unsigned long long)over);
 			srv->warned_no_evict = true;
@@ -358,7 +372,7 @@ static void announce_capacity(struct server *srv)
 
 		if (conn->state != CONN_READY)
 			continue;
-		free_pages = server_client_free_pages(srv, conn->ns);
+		free_pages = conn_free_pages(conn);
 		change = free_pages > told ? free_pages - told : told - free_pages;
 		if (change && (!free_pages || !told || change > told / 8))
 			conn_send_capacity(conn, free_pages);
@@ -369,6 +383,7 @@ static void announce_capacity(struct server *srv)
 static void tick_work(struct server *srv)
 {
 	update_limit(srv);
+	migrate_tick(srv);
 	start_evictions(srv);
 	announce_capacity(srv);
 }
@@ -383,7 +398,10 @@ uint64_t server_leave_timeout_ms(const struct server_config *cfg, uint64_t held_
 
 uint64_t server_leave_given_back(const struct server *srv)
 {
-	return srv->leave.leaving ? srv->keys_freed - srv->leave.keys_freed_at_start : 0;
+	if (!srv->leave.leaving)
+		return 0;
+	return srv->keys_freed - srv->leave.keys_freed_at_start +
+	       srv->pages_migrated_out - srv->leave.migrated_out_at_start;
 }
 
 /* Namespaces holding pages. */
@@ -406,6 +424,7 @@ void server_leave(struct server *srv)
 	srv->leave.deadline_ms = srv->now_ms + server_leave_timeout_ms(&srv->cfg, held);
 	srv->leave.pages_at_start = held;
 	srv->leave.keys_freed_at_start = srv->keys_freed;
+	srv->leave.migrated_out_at_start = srv->pages_migrated_out;
 	log_info("leaving: giving back %llu pages of %u namespaces, deadline in %llu s%s",
 		 (unsigned long long)held, namespaces_holding(srv),
 		 (unsigned long long)(srv->leave.deadline_ms - srv->now_ms + 999) / 1000,
@@ -567,7 +586,7 @@ void server_reload_clients(struct server *srv)
 	list_for_each_entry(conn, &srv->conns, link) {
 		const struct auth_key *key;
 
-		if (conn->state != CONN_READY)
+		if (conn->state != CONN_READY || !conn->ns)
 			continue;
 		key = auth_find_key(&fresh, conn->ns->account->client);
 		if (key && auth_key_equal(key, auth_find_key(&srv->cfg.keys, conn->ns->account->client)))
@@ -704,4 +723,32 @@ void server_unbind_namespace(struct server *srv, struct namespace *ns)
 	ns->account->connections--;
 	if (!--ns->connections)
 		ns->unbound_since_ms = srv->now_ms;
+}
+
+struct namespace *server_find_namespace(const struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE])
+{
+	return namespace_find(srv, client, id, namespace_hash(srv, client, id));
+}
+
+struct namespace *server_peer_namespace(struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE])
+{
+	uint64_t hash = namespace_hash(srv, client, id);
+	struct namespace *ns = namespace_find(srv, client, id, hash);
+	struct client_account *account;
+
+	if (ns)
+		return ns;
+	account = account_find(srv, client);
+	if (account && account->namespaces >= srv->cfg.max_namespaces_per_client) {
+		srv->client_namespaces_refused++;
+		return NULL;
+	}
+	ns = namespace_new(srv, account, client, id, hash);
+	if (ns)
+		ns->unbound_since_ms = srv->now_ms;
+	return ns;
 }

@@ -63,6 +63,10 @@ struct server_config {
 	uint64_t default_quota_pages;
 	uint64_t leave_timeout_ms;	/* --leave-timeout, or LEAVE_TIMEOUT_AUTO */
 	void (*make_nonce)(uint8_t nonce[NSWAP2L_PROTO_NONCE_SIZE]);
+	/* migration: this server's id, and the key peers prove (--peer-key) */
+	uint8_t server_id[NSWAP2L_PROTO_SERVER_ID_SIZE];
+	bool have_peer_key;
+	struct auth_key peer_key;
 };
 
 struct client_quota {
@@ -106,6 +110,8 @@ struct namespace {
 	struct conn *evict_conn;	/* serving this namespace's eviction round */
 	uint64_t evict_not_before_ms;	/* earliest start of the next round */
 	uint64_t evict_returned_before;	/* stats.evict_returned when the round started */
+	struct move *move;		/* its pages moving to a peer (peer.c) */
+	uint64_t migrate_not_before_ms;	/* its owner refused pages: EVICT them meanwhile */
 };
 
 /* Why a leave ended (README.md, "Leaving"). */
@@ -122,6 +128,7 @@ struct server_leave {
 	uint64_t started_ms, deadline_ms;
 	uint64_t pages_at_start;
 	uint64_t keys_freed_at_start;	/* srv->keys_freed then: what clients gave back since */
+	uint64_t migrated_out_at_start;	/* srv->pages_migrated_out then: what moved to peers */
 };
 
 struct server {
@@ -157,6 +164,12 @@ struct server {
 	uint64_t limits_logged_ms;	/* refusals are logged as a sum, this often */
 	uint64_t limits_logged_count;	/* refused + replaced when last logged */
 	struct server_leave leave;
+	/* migration (peer.c): NULL without --peer */
+	struct migration *mig;
+	uint64_t migrate_pending;	/* pages in moves not answered yet */
+	uint64_t pages_migrated_out;	/* taken by their owners on a peer */
+	uint64_t pages_migrated_in;	/* stored by PEER_PUT */
+	uint64_t moves_refused;		/* keys of MOVEDs their owners did not take */
 };
 
 void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms);
@@ -230,7 +243,7 @@ void server_unbind_namespace(struct server *srv, struct namespace *ns);
  */
 void server_leave(struct server *srv);
 uint64_t server_leave_timeout_ms(const struct server_config *cfg, uint64_t held_pages);
-/* Pages given back (freed by their clients) since the leave started. */
+/* Pages given back (freed by their clients, or taken on a peer) since the leave started. */
 uint64_t server_leave_given_back(const struct server *srv);
 /*
  * Whether the leave is over: nothing held, nobody left to ask for the rest
@@ -240,6 +253,18 @@ uint64_t server_leave_given_back(const struct server *srv);
 enum leave_end server_leave_check(struct server *srv);
 /* Logs the end of the leave (or, not leaving, the pages dropped at exit). */
 void server_leave_end(struct server *srv, enum leave_end why);
+/* The namespace (client, id), or NULL. */
+struct namespace *server_find_namespace(const struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE]);
+/*
+ * For PEER_PUT: the namespace (client, id), made without a connection
+ * (it then lives out the grace period) unless the client is at
+ * --max-namespaces-per-client or memory is short: NULL.
+ */
+struct namespace *server_peer_namespace(struct server *srv,
+					const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE],
+					const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE]);
 /* For conn.c: conn answered every EVICT of its round, or closed. */
 void server_eviction_done(struct server *srv, struct conn *conn, bool pages_left);
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peer.h"
 #include "server.h"
 #include "status.h"
 #include "util.h"
@@ -61,6 +62,18 @@ static void leave_fields(const struct server *srv, char fields[5][24])
 	snprintf(fields[4], 24, "%llu", (unsigned long long)server_held_pages(srv));
 }
 
+static int render_peers(const struct server *srv, struct outq *out)
+{
+	struct peer_info peers[MAX_PEERS];
+	unsigned int i, count = migrate_peers(srv, peers, MAX_PEERS);
+
+	for (i = 0; i < count; i++)
+		if (render_line(out, "peer address=%s connected=%d free_pages=%llu", peers[i].desc,
+				peers[i].connected, (unsigned long long)peers[i].free_pages))
+			return -1;
+	return 0;
+}
+
 int status_render(const struct server *srv, const char *listen_desc, struct outq *out)
 {
 	char max[24], available[24], headroom[24], leave[5][24] = { "none", "none", "none", "none",
@@ -84,7 +97,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			"client_namespaces_refused=%llu requests_put=%llu requests_get=%llu "
 			"requests_free=%llu pages_put=%llu keys_freed=%llu leaving=%d leave_started=%s "
 			"leave_deadline=%s leave_pages_at_start=%s leave_pages_given_back=%s "
-			"leave_pages_left=%s",
+			"leave_pages_left=%s pages_migrated_out=%llu pages_migrated_in=%llu "
+			"moves_refused=%llu migrate_pending=%llu",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -112,7 +126,11 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			(unsigned long long)srv->requests_free,
 			(unsigned long long)srv->pages_put,
 			(unsigned long long)srv->keys_freed, srv->leave.leaving,
-			leave[0], leave[1], leave[2], leave[3], leave[4]))
+			leave[0], leave[1], leave[2], leave[3], leave[4],
+			(unsigned long long)srv->pages_migrated_out,
+			(unsigned long long)srv->pages_migrated_in,
+			(unsigned long long)srv->moves_refused,
+			(unsigned long long)srv->migrate_pending))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24], quota[24];
@@ -136,6 +154,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 				(unsigned long long)ns->stats.evict_returned, idle, quota_text))
 			return -1;
 	}
+	if (render_peers(srv, out))
+		return -1;
 	return render_line(out, "end");
 }
 
@@ -185,7 +205,7 @@ static uint64_t field_number(const struct record *rec, const char *key)
 static bool text_field(const char *key)
 {
 	return !strcmp(key, "listen") || !strcmp(key, "locked") || !strcmp(key, "id") ||
-	       !strcmp(key, "client");
+	       !strcmp(key, "client") || !strcmp(key, "address");
 }
 
 static void print_json_record(const struct record *rec)
@@ -292,6 +312,10 @@ static void print_human_server(const struct record *rec)
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
 	printf("  MAC failures:     %s\n", field(rec, "mac_failures"));
 	printf("  eviction pending: %s pages asked, not yet answered\n", field(rec, "evict_pending"));
+	printf("  migration:        %s pages moved to peers (%s moving, %s refused by their "
+	       "owners), %s taken from peers\n", field(rec, "pages_migrated_out"),
+	       field(rec, "migrate_pending"), field(rec, "moves_refused"),
+	       field(rec, "pages_migrated_in"));
 	print_human_leave(rec);
 	printf("namespaces: %s\n", field(rec, "namespaces"));
 	if (strcmp(field(rec, "namespaces"), "0"))
@@ -376,7 +400,7 @@ fail:
 int status_query(const char *socket_path, bool json)
 {
 	char *report = read_report(socket_path), *line, *save = NULL;
-	bool first_namespace = true, complete = false;
+	bool first_namespace = true, first_peer = true, complete = false;
 	struct record rec;
 
 	if (!report)
@@ -411,10 +435,21 @@ int status_query(const char *socket_path, bool json)
 				print_human_namespace(&rec);
 			}
 			first_namespace = false;
+		} else if (!strcmp(rec.kind, "peer")) {
+			if (json) {
+				printf("%s", first_peer ? "], \"peers\": [" : ", ");
+				print_json_record(&rec);
+			} else {
+				printf("%speer %s: %s, %s pages free\n", first_peer ? "peers:\n" : "",
+				       field(&rec, "address"),
+				       strcmp(field(&rec, "connected"), "1") ? "not connected" :
+				       "connected", field(&rec, "free_pages"));
+			}
+			first_peer = false;
 		}
 	}
 	if (json)
-		printf("]}\n");
+		printf("%s]}\n", first_peer ? "], \"peers\": [" : "");
 	free(report);
 	if (!complete) {
 		fprintf(stderr, "nswapd: status report from %s is cut short\n", socket_path);

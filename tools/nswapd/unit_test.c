@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "client_handshake.h"
 #include "conn.h"
 #include "log.h"
 #include "net.h"
@@ -366,7 +367,7 @@ static void test_auth(void)
 
 	memset(key.bytes, 7, 16);
 	/* T is SHA-256(HELLO header || HELLO || reply header || reply) */
-	auth_handshake_transcript(&hs, hello_header, hello, reply_header, reply);
+	auth_handshake_transcript(&hs, hello_header, hello, reply_header, reply, sizeof(reply));
 	sha256_init(&digest);
 	sha256_update(&digest, hello_header, sizeof(hello_header));
 	sha256_update(&digest, hello, sizeof(hello));
@@ -394,7 +395,7 @@ static void test_auth(void)
 	/* so is every byte of the HELLO exchange */
 	other = hs;
 	hello[sizeof(hello) - 1] ^= 1;
-	auth_handshake_transcript(&other, hello_header, hello, reply_header, reply);
+	auth_handshake_transcript(&other, hello_header, hello, reply_header, reply, sizeof(reply));
 	auth_client_mac(&key, &other, c);
 	CHECK(!auth_mac_equal(a, c));
 	/* a proof is all or nothing */
@@ -534,6 +535,66 @@ static enum proto_result decode(const uint8_t *buf, size_t len, size_t *used, co
 
 	*why = NULL;
 	return proto_decode_request(buf, len, 0, &req, used, why);
+}
+
+/* The migration's messages: which session may send them, and their lengths. */
+static void test_parser_migration(void)
+{
+	static uint8_t buf[PROTO_MAX_MESSAGE];
+	uint64_t keys[2] = { 5, 6 };
+	struct proto_header hdr;
+	struct proto_request req;
+	const char *why;
+	size_t len, used;
+
+	/* MOVED reply: the keys not taken, none or more, only with NSWAP2L_CAP_MOVED */
+	len = build(buf, NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY, 2, 16, keys, 2);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_MOVED, &req, &used, &why) ==
+	      PROTO_COMPLETE && proto_key(req.keys, 1) == 6);
+	CHECK(proto_decode_request(buf, len, 0, &req, &used, &why) == PROTO_INVALID);
+	len = build(buf, NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY, 0, 0, NULL, 0);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_MOVED, &req, &used, &why) ==
+	      PROTO_COMPLETE);
+	len = build(buf, NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY, 2, 8, keys, 1);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_MOVED, &req, &used, &why) ==
+	      PROTO_INVALID);
+	/* ASK_NAMESPACE reply: OK with a client id, NOENT with nothing */
+	len = build(buf, NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY, 0, 16, NULL, 0);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_MOVED, &req, &used, &why) ==
+	      PROTO_COMPLETE);
+	proto_decode_header(buf, &hdr);
+	hdr.status = NSWAP2L_ERR_NOENT;
+	CHECK(proto_check_request_header(&hdr, NSWAP2L_CAP_MOVED) != NULL);
+	hdr.length = 0;
+	CHECK(proto_check_request_header(&hdr, NSWAP2L_CAP_MOVED) == NULL);
+	hdr.status = NSWAP2L_ERR_NOSPC;
+	CHECK(proto_check_request_header(&hdr, NSWAP2L_CAP_MOVED) != NULL);
+	/* PEER_PUT: a namespace, then keys, seals and pages; peer sessions only */
+	len = build(buf, NSWAP2L_MSG_PEER_PUT, 2, PROTO_PEER_NS_SIZE + 2 * PUT_ITEM_SIZE, NULL, 0);
+	strcpy((char *)buf + PROTO_HEADER_SIZE, "alice");
+	proto_put_key(buf + PROTO_HEADER_SIZE + PROTO_PEER_NS_SIZE, 1, 9);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PEER, &req, &used, &why) ==
+	      PROTO_COMPLETE && !strcmp(req.peer_ns.client_name, "alice") &&
+	      proto_key(req.keys, 1) == 9 && req.pages + 2 * PROTO_PAGE_SIZE == buf + len);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_MOVED, &req, &used, &why) ==
+	      PROTO_INVALID && !strcmp(why, "peer message in a client session"));
+	CHECK(proto_decode_request(buf, len - 1, NSWAP2L_CAP_PEER, &req, &used, &why) ==
+	      PROTO_NEED_MORE);
+	/* ... naming a valid client only */
+	strcpy((char *)buf + PROTO_HEADER_SIZE, ".peer");
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PEER, &req, &used, &why) ==
+	      PROTO_INVALID);
+	/* a client's messages in a peer session */
+	len = build(buf, NSWAP2L_MSG_GET, 2, 16, keys, 2);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PEER, &req, &used, &why) ==
+	      PROTO_INVALID && !strcmp(why, "client message in a peer session"));
+	len = build(buf, NSWAP2L_MSG_PEER_FREE, 2, PROTO_PEER_NS_SIZE + 16, NULL, 0);
+	strcpy((char *)buf + PROTO_HEADER_SIZE, "alice");
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PEER, &req, &used, &why) ==
+	      PROTO_COMPLETE);
+	len = build(buf, NSWAP2L_MSG_PEER_FREE, 0, PROTO_PEER_NS_SIZE, NULL, 0);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PEER, &req, &used, &why) ==
+	      PROTO_INVALID);
 }
 
 static void test_parser(void)
@@ -1002,8 +1063,11 @@ static struct {
 
 static void transcript_of_last_hello(struct auth_handshake *hs)
 {
+	struct proto_header hdr;
+
+	proto_decode_header(last_hello.reply, &hdr);
 	auth_handshake_transcript(hs, last_hello.hello, last_hello.hello + PROTO_HEADER_SIZE,
-				  last_hello.reply, last_hello.reply + PROTO_HEADER_SIZE);
+				  last_hello.reply, last_hello.reply + PROTO_HEADER_SIZE, hdr.length);
 }
 
 /*
@@ -1023,7 +1087,7 @@ static struct proto_header hello_exchange(struct conn *conn, const struct nswap2
 	       sizeof(last_hello.hello));
 	hdr = take_message(conn, last_hello.reply);
 	auth_handshake_from_hello(hs, h);
-	if (hdr.status == NSWAP2L_OK && hdr.length == sizeof(decoded)) {
+	if (hdr.status == NSWAP2L_OK && hdr.length >= sizeof(decoded)) {
 		proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &decoded);
 		memcpy(hs->server_nonce, decoded.server_nonce, sizeof(hs->server_nonce));
 		transcript_of_last_hello(hs);
@@ -1259,7 +1323,8 @@ static void test_put_frees(struct server *srv, const struct auth_key *key)
 	conn = ready_conn_caps(srv, key, 11, NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES);
 	proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &announced);
 	CHECK(announced.capabilities ==
-	      (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES));
+	      (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES |
+	       NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER));
 	CHECK(peer.sealed_get);
 	len = put_freeing(payload, 100, 16, 0, 0);
 	send_msg(conn, NSWAP2L_MSG_PUT, 1, 16, payload, len, 0);
@@ -1555,6 +1620,156 @@ static void test_session(void)
 	srv.now_ms += 1500;
 	server_tick(&srv, &plenty);
 	CHECK(!srv.namespaces && server_held_pages(&srv) == 0);
+	server_destroy(&srv);
+}
+
+/*
+ * A peer server's session, its handshake from client_handshake.c (with the
+ * server id in the HELLO reply), up to READY; NULL when refused.
+ */
+static struct conn *peer_conn(struct server *srv, const struct auth_key *key)
+{
+	struct nswap2l_hello h = unit_hello(NSWAP2L_CAP_PEER | NSWAP2L_CAP_MOVED, 0x77);
+	static uint8_t msg[PROTO_MAX_MESSAGE];
+	struct conn *conn = conn_open(srv, "test:peer", 7);
+	uint8_t auth[CLIENT_AUTH_SIZE];
+	struct client_handshake ch;
+	struct proto_header hdr;
+
+	strcpy(h.client_name, NSWAP2L_PEER_CLIENT_NAME);
+	peer.on = false;
+	client_handshake_hello(&ch, &h);
+	feed(conn, ch.hello_msg, sizeof(ch.hello_msg));
+	hdr = take_message(conn, msg);
+	CHECK(hdr.status == NSWAP2L_OK && hdr.length == PROTO_HELLO_REPLY_MOVED_SIZE);
+	CHECK(!client_handshake_reply(&ch, key, msg, msg + PROTO_HEADER_SIZE, hdr.length, auth));
+	CHECK(ch.have_server_id && !memcmp(ch.server_id, srv->cfg.server_id, sizeof(ch.server_id)));
+	CHECK(ch.server_caps & NSWAP2L_CAP_PEER);
+	feed(conn, auth, sizeof(auth));
+	hdr = take_message(conn, msg);
+	if (hdr.status != NSWAP2L_OK) {
+		CHECK(conn->state == CONN_CLOSING);
+		conn_close(conn);
+		return NULL;
+	}
+	CHECK(client_handshake_done(&ch, key, msg, msg + PROTO_HEADER_SIZE, hdr.length,
+				    &peer.keys));
+	/* the server's room, for anyone; and no namespace */
+	CHECK(hdr.free_pages == server_free_pages(srv) && !conn->ns && conn->state == CONN_READY);
+	peer.on = true;
+	peer.sealed_get = false;
+	peer.tx_seq = peer.rx_seq = 0;
+	return conn;
+}
+
+/* A PEER_PUT (or PEER_FREE) of keys first.. into (name, id 0..0 id_byte); returns the reply. */
+static struct proto_header peer_request(struct conn *conn, uint16_t type, const char *name,
+					uint8_t id_byte, uint64_t first, uint32_t count)
+{
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
+	struct nswap2l_peer_namespace where = { .client_id = { [15] = id_byte } };
+	uint64_t keys[NSWAP2L_PROTO_MAX_PAGES];
+	uint32_t i, length = PROTO_PEER_NS_SIZE + count * PROTO_KEY_SIZE;
+
+	strcpy(where.client_name, name);
+	memcpy(payload, &where, sizeof(where));
+	for (i = 0; i < count; i++)
+		keys[i] = first + i;
+	put_keys(payload + PROTO_PEER_NS_SIZE, keys, count);
+	if (type == NSWAP2L_MSG_PEER_PUT) {
+		for (i = 0; i < count; i++) {
+			memset(payload + length + i * PROTO_SEAL_SIZE, (int)(first + i) ^ 0x5e,
+			       PROTO_SEAL_SIZE);
+			memset(payload + length + count * PROTO_SEAL_SIZE + i * PROTO_PAGE_SIZE,
+			       (int)(first + i), PROTO_PAGE_SIZE);
+		}
+		length += count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE);
+	}
+	send_msg(conn, type, 5, count, payload, length, 0);
+	return take(conn, NULL);
+}
+
+/*
+ * The serving side of migration: the peer key, PEER_PUT into a namespace
+ * made without a connection (all or nothing, NO_CLIENT for a name without
+ * a key), PEER_FREE, and sessions that never mix a peer's messages with a
+ * client's.
+ */
+static void test_peer(void)
+{
+	struct auth_client *alice = calloc(1, sizeof(*alice));
+	struct server_config cfg = {
+		.max_pages = 100, .grace_ms = 2000, .make_nonce = zero_nonce,
+		.max_connections = 8, .max_unauth_per_address = 8, .max_conns_per_client = 4,
+		.max_namespaces_per_client = 100, .message_timeout_ms = 30000,
+		.buffer_budget = 64u << 20, .have_peer_key = true,
+		.peer_key = { .len = 16 }, .server_id = { 0x5e, 1, 2, 3 },
+	};
+	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
+				     .available = 1ull << 40 };
+	struct auth_key wrong = { .len = 16 };
+	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { [15] = 0x42 }, payload[64] = { 0 };
+	struct nswap2l_hello h;
+	struct namespace *ns;
+	struct server srv;
+	struct conn *conn;
+
+	CHECK(alice != NULL);
+	strcpy(alice->name, "alice");
+	alice->key.len = 16;
+	cfg.keys.clients = alice;
+	cfg.keys.count = 1;
+	memset(cfg.peer_key.bytes, 5, 16);
+	memset(wrong.bytes, 6, 16);
+	server_init(&srv, &cfg, 1000);
+	server_tick(&srv, &plenty);
+
+	/* a wrong peer key, or the client key, is refused; any key without --peer-key */
+	CHECK(!peer_conn(&srv, &wrong) && srv.auth_failures == 1);
+	CHECK(!peer_conn(&srv, &alice->key) && srv.auth_failures == 2);
+	srv.cfg.have_peer_key = false;
+	CHECK(!peer_conn(&srv, &cfg.peer_key) && srv.auth_failures == 3);
+	srv.cfg.have_peer_key = true;
+
+	conn = peer_conn(&srv, &cfg.peer_key);
+	CHECK(conn != NULL);
+	if (!conn)
+		return;
+	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x42, 10, 3).status == NSWAP2L_OK);
+	ns = server_find_namespace(&srv, alice->name, id);
+	CHECK(ns && ns->pages.used == 3 && !ns->connections && srv.pages_migrated_in == 3);
+	/* the same move again overwrites */
+	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x42, 10, 3).status == NSWAP2L_OK);
+	CHECK(server_held_pages(&srv) == 3);
+	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_FREE, "alice", 0x42, 11, 5).status == NSWAP2L_OK);
+	CHECK(ns->pages.used == 1 && ns->account->pages == 1 && srv.keys_freed == 2);
+	/* past the server's room: none of them */
+	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x42, 100, 64).status == NSWAP2L_OK);
+	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x43, 200, 64).status ==
+	      NSWAP2L_ERR_NOSPC);
+	CHECK(server_held_pages(&srv) == 65);
+	/* a name without a key here; a namespace nobody has */
+	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "bob", 0x42, 1, 1).status ==
+	      NSWAP2L_ERR_NO_CLIENT);
+	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_FREE, "bob", 0x42, 1, 1).status == NSWAP2L_OK);
+	/* a client's request in a peer session closes it */
+	send_msg(conn, NSWAP2L_MSG_FREE, 6, 1, payload, 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	conn_close(conn);
+
+	/* a client's HELLO with NSWAP2L_CAP_PEER, or the peer name without it, closes */
+	h = unit_hello(NSWAP2L_CAP_PEER, 1);
+	CHECK(!proto_hello_name_valid(&h));
+	strcpy(h.client_name, NSWAP2L_PEER_CLIENT_NAME);
+	CHECK(proto_hello_name_valid(&h));
+	h.capabilities = NSWAP2L_CAP_MOVED;
+	CHECK(!proto_hello_name_valid(&h));
+
+	/* peer namespaces live out the grace period, then go */
+	srv.now_ms += 2500;
+	server_tick(&srv, &plenty);
+	CHECK(!srv.namespaces && server_held_pages(&srv) == 0);
+	peer.on = false;
 	server_destroy(&srv);
 }
 
@@ -2021,10 +2236,12 @@ int main(void)
 	test_message_mac();
 	test_client_names();
 	test_parser();
+	test_parser_migration();
 	test_outq();
 	test_outq_memory();
 	test_store();
 	test_session();
+	test_peer();
 	test_limits();
 	test_leave();
 	test_namespaces();

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The owner's side of server-to-server migration, for 33-peer-migration.sh:
+a client with NSWAP2L_CAP_MOVED (caps.py's sessions) connected to servers
+A and B.
+
+33-peer-client.py move PORT_A PORT_B --key-file K --client NAME --shrink FILE
+    stores keys 0-99 on A, then writes "MemAvailable: 0 kB" into FILE (A's
+    --memavailable-file) and serves A: ASK_NAMESPACE naming B gets its
+    namespace there (with a FREE of key 7 in the same write, so that it
+    comes while the PEER_PUTs are in flight), any other server NOENT; a
+    MOVED must name B and that namespace, not key 7; the reply refuses key
+    9.  Then B must give back every other key with its seal and page, A
+    none of them; key 9 stays on A; keys 7 and 9 end up freed on B.
+    Prints "asked=N moved=N taken=N".
+33-peer-client.py peer PORT --key-file K        (K: a peer key)
+    a peer session: prints "peer=ok" when it authenticates, "peer=refused"
+    when the server refuses the key; then, with the key right, a PUT in it
+    must be answered INVALID and the session closed ("put-in-peer=closed").
+33-peer-client.py client-peer-put PORT --key-file K --client NAME
+    a client session sending PEER_PUT: INVALID and closed.
+"""
+import argparse
+import os
+import socket
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import caps  # noqa: E402
+from caps import Conn, Failed, keys_bytes, page_of, put_payload, seal_of  # noqa: E402
+
+CAP_MOVED, CAP_PEER = 1 << 4, 1 << 5
+CAPACITY, ASK_NAMESPACE, MOVED, PEER_PUT = 6, 8, 9, 10
+REPLY = caps.REPLY
+HELLO_REPLY_SIZE, SERVER_ID_SIZE = 48, 16
+FREED_IN_FLIGHT, REFUSED = 7, 9
+KEYS = list(range(100))
+
+
+class MovedConn(Conn):
+    """caps.Conn, keeping the HELLO reply: its server id follows the 48 bytes of the reply."""
+
+    def recv_plain(self):
+        fields, raw, payload = super().recv_plain()
+        if not hasattr(self, "hello_reply"):
+            self.hello_reply = payload
+        return fields, raw, payload
+
+    def server_id(self):
+        if len(self.hello_reply) != HELLO_REPLY_SIZE + SERVER_ID_SIZE:
+            raise Failed("HELLO reply without a server id (%d bytes)" % len(self.hello_reply))
+        return self.hello_reply[HELLO_REPLY_SIZE:]
+
+    def sealed(self, message):
+        """message and its MAC, under the next sequence number."""
+        self.tx_seq += 1
+        return message + caps.message_mac(self.c2s, self.tx_seq - 1, message)
+
+    def answer(self, mtype, tag, status, count, payload):
+        return self.sealed(struct.pack("<IHHIIIIQ", caps.MAGIC, mtype | REPLY, 0, tag, count,
+                                       len(payload), status, 0) + payload)
+
+    def request_message(self, mtype, count, payload):
+        self.tag += 1
+        return self.sealed(caps.header(mtype, self.tag, count, len(payload)) + payload)
+
+
+def session(port, args, client_id, extra_caps):
+    args.port = port
+    return MovedConn(args, caps.CAPS["both"] | extra_caps, client_id)
+
+
+def expect_closed(conn, what):
+    fields, _, _ = conn.recv()
+    if fields[6] != caps.ERR_INVALID:
+        raise Failed("%s answered with status %d, not INVALID" % (what, fields[6]))
+    conn.sock.settimeout(5)
+    try:
+        if conn.sock.recv(1):
+            raise Failed("%s: the server sent more after INVALID" % what)
+    except socket.timeout:
+        raise Failed("%s: the connection stays open after INVALID" % what)
+    except ConnectionResetError:
+        pass
+
+
+def get_until(conn, keys, status, seconds=10):
+    """GET keys until the answer has that status (frees on the peer come a little later)."""
+    deadline = time.time() + seconds
+    while True:
+        tag = conn.send(caps.GET, len(keys), keys_bytes(keys))
+        fields, reply, _ = conn.recv()
+        if fields[1] != caps.GET | REPLY or fields[3] != tag:
+            raise Failed("GET answered with type %#x tag %d" % (fields[1], fields[3]))
+        if fields[6] == status:
+            return reply
+        if time.time() > deadline:
+            raise Failed("GET %s: status %d, expected %d" % (keys[:4], fields[6], status))
+        time.sleep(0.1)
+
+
+def serve_moves(conn_a, b_id, id_b):
+    """Answers A until every key but the one freed was MOVED; returns (asks, moved, taken)."""
+    asked, moved, taken = 0, [], []
+    conn_a.sock.settimeout(20)
+    while len(moved) < len(KEYS) - 1:
+        fields, payload, _ = conn_a.recv()
+        mtype, tag, count = fields[1], fields[3], fields[4]
+        if mtype == ASK_NAMESPACE:
+            asked += 1
+            if payload != b_id:
+                conn_a.sock.sendall(conn_a.answer(ASK_NAMESPACE, tag, caps.ERR_NOENT, 0, b""))
+                continue
+            # the FREE right behind: A handles it while its PEER_PUTs are out
+            conn_a.sock.sendall(conn_a.answer(ASK_NAMESPACE, tag, caps.OK, 0, id_b) +
+                                conn_a.request_message(caps.FREE, 1,
+                                                       keys_bytes([FREED_IN_FLIGHT])))
+        elif mtype == MOVED:
+            if payload[:16] != b_id or payload[16:32] != id_b:
+                raise Failed("MOVED names another server or namespace")
+            keys = list(struct.unpack("<%dQ" % count, payload[32:]))
+            if FREED_IN_FLIGHT in keys:
+                raise Failed("MOVED names key %d, freed while it moved" % FREED_IN_FLIGHT)
+            refused = [k for k in keys if k == REFUSED]
+            moved += keys
+            taken += [k for k in keys if k not in refused]
+            conn_a.sock.sendall(conn_a.answer(MOVED, tag, caps.OK, len(refused),
+                                              keys_bytes(refused)))
+        elif mtype not in (caps.FREE | REPLY, CAPACITY):
+            raise Failed("unexpected message type %#x from A" % mtype)
+    return asked, sorted(moved), sorted(taken)
+
+
+def move(args):
+    id_a, id_b = bytes.fromhex("%032x" % 0xa1), bytes.fromhex("%032x" % 0xb1)
+    conn_b = session(args.port_b, args, id_b, CAP_MOVED)
+    conn_a = session(args.port_a, args, id_a, CAP_MOVED)
+    b_id = conn_b.server_id()
+    if conn_a.server_id() == b_id:
+        raise Failed("A and B have the same server id")
+    conn_a.request(caps.PUT, 64, put_payload(KEYS[:64], []), caps.OK)
+    conn_a.request(caps.PUT, 36, put_payload(KEYS[64:], []), caps.OK)
+    with open(args.shrink, "w") as f:
+        f.write("MemAvailable: 0 kB\n")
+    asked, moved, taken = serve_moves(conn_a, b_id, id_b)
+    if moved != [k for k in KEYS if k != FREED_IN_FLIGHT]:
+        raise Failed("MOVED keys: %s" % moved)
+    for first in range(0, len(taken), 64):
+        batch = taken[first:first + 64]
+        reply = get_until(conn_b, batch, caps.OK)
+        if reply != b"".join(seal_of(k) for k in batch) + b"".join(page_of(k) for k in batch):
+            raise Failed("B gives back other seals or pages than A had")
+        for k in batch:
+            get_until(conn_a, [k], caps.ERR_NOENT)
+    if get_until(conn_a, [REFUSED], caps.OK) != seal_of(REFUSED) + page_of(REFUSED):
+        raise Failed("the refused key changed on A")
+    get_until(conn_b, [REFUSED], caps.ERR_NOENT)
+    get_until(conn_b, [FREED_IN_FLIGHT], caps.ERR_NOENT)
+    get_until(conn_a, [FREED_IN_FLIGHT], caps.ERR_NOENT)
+    print("asked=%d moved=%d taken=%d" % (asked, len(moved), len(taken)))
+
+
+def peer(args):
+    args.client = ".peer"
+    try:
+        conn = MovedConn(args, CAP_PEER | CAP_MOVED, os.urandom(16))
+    except Failed as e:
+        if "AUTH refused with status 4" in str(e):
+            print("peer=refused")
+            return
+        raise
+    print("peer=ok")
+    conn.send(caps.PUT, 1, put_payload([1], []))
+    expect_closed(conn, "PUT in a peer session")
+    print("put-in-peer=closed")
+
+
+def client_peer_put(args):
+    conn = session(args.port, args, bytes.fromhex("%032x" % 0xc1), CAP_MOVED)
+    where = args.client.encode().ljust(32, b"\0") + bytes(16)
+    conn.send(PEER_PUT, 1, where + put_payload([1], []))
+    expect_closed(conn, "PEER_PUT in a client session")
+    print("client-peer-put=closed")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", choices=("move", "peer", "client-peer-put"))
+    parser.add_argument("ports", type=int, nargs="+")
+    parser.add_argument("--key-file", required=True)
+    parser.add_argument("--client", default="default")
+    parser.add_argument("--shrink")
+    args = parser.parse_args()
+    args.key = open(args.key_file, "rb").read()
+    try:
+        if args.what == "move":
+            args.port_a, args.port_b = args.ports
+            move(args)
+        else:
+            args.port = args.ports[0]
+            (peer if args.what == "peer" else client_peer_put)(args)
+    except (Failed, OSError) as e:
+        print("33-peer-client.py: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+#!/bin/bash
+# Server-to-server migration (nswap2l_proto.h, "Migration"): two nswapd,
+# each the other's --peer under one --peer-key.  A client with
+# NSWAP2L_CAP_MOVED stores 100 pages on A; A's memory goes (its
+# --memavailable-file says 0): A asks the client its namespace on B, puts
+# the pages there as stored, and MOVEs them; the client refuses one and
+# frees another while it moves.  B then gives back every page taken with
+# its seal, A holds none of them, the refused one stays on A, and the
+# freed and refused ones are freed on B; a client without CAP_MOVED is
+# asked for its pages back (EVICT) meanwhile.  A wrong peer key is
+# refused, whether a server or a script gives it; a PEER_PUT in a client
+# session and a PUT in a peer session close them.
+source "$(dirname "$0")/lib.sh"
+
+PEER_CLIENT=("$REPO_DIR/tests/host/33-peer-client.py")
+
+mkdir "$WORK/clients"
+head -c 32 /dev/urandom >"$WORK/clients/alice"
+make_key peer
+make_key wrong
+# two free ports, so that each server can name the other: below the
+# ephemeral range, where no connection's local end takes them meanwhile
+read -r PORT_A PORT_B < <(python3 -c '
+import random, socket
+free = []
+while len(free) < 2:
+    port = random.randrange(20000, 32000)
+    try:
+        socket.socket().bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    if port not in free:
+        free.append(port)
+print(*free)')
+echo "MemAvailable: 8388608 kB" >"$WORK/mem"
+start_server b --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
+	--listen "127.0.0.1:$PORT_B" --peer "127.0.0.1:$PORT_A"
+start_server a --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
+	--listen "127.0.0.1:$PORT_A" --peer "127.0.0.1:$PORT_B" --memavailable-file "$WORK/mem"
+
+# peer_field NAME FIELD: of the server's only peer
+peer_field() {
+	stats "$1" --json | json_query "d['peers'][0]['$2']"
+}
+peers_connected() {
+	[[ $(peer_field a connected) == 1 && $(peer_field b connected) == 1 ]]
+}
+# C has another peer key: B refuses it, C says so and keeps trying
+start_server c --clients "$WORK/clients" --peer-key "$WORK/wrong.key" --peer "127.0.0.1:$PORT_B"
+wait_until 10 peers_connected || fail "the peers did not connect: $(stats a --json)"
+c_refused() {
+	grep -q "peer 127.0.0.1:$PORT_B: refused our peer key" "$WORK/c.log"
+}
+wait_until 10 c_refused ||
+	fail "C does not say that B refused its peer key"
+assert_eq "$(peer_field c connected)" 0 "C connected to B with a wrong peer key"
+(($(peer_field a free_pages) > 100)) || fail "A does not know B's room: $(peer_field a free_pages)"
+log "A and B connected to each other, B can take $(peer_field a free_pages) pages"
+
+# a client of A that does not take MOVED: its pages go back through EVICT
+P=(--key-file "$WORK/clients/alice" --client alice --client-id e1)
+probe_ok a "${P[@]}" put 0-19 >/dev/null
+probe a "${P[@]}" --verify --duration 8 serve-evict >"$WORK/evict.out" 2>&1 &
+evict_pid=$!
+wait_until 10 ns_connected a "$(client_id e1)" || fail "serve-evict did not connect"
+out=$(python3 "${PEER_CLIENT[@]}" move "$PORT_A" "$PORT_B" --key-file "$WORK/clients/alice" \
+	--client alice --shrink "$WORK/mem" 2>&1) || fail "migration: $out"
+log "$out"
+wait "$evict_pid" || fail "serve-evict: $(tail -n 3 "$WORK/evict.out")"
+grep -Eq "serve-evict: [0-9]+ EVICT messages, 20 keys freed" "$WORK/evict.out" || fail "the client without CAP_MOVED was not asked its pages back: $(tail -n 3 "$WORK/evict.out")"
+assert_eq "$out" "asked=1 moved=99 taken=98" "what the owner was asked and took"
+assert_eq "$(stat_field a pages_migrated_out)" 98 "pages migrated out of A"
+assert_eq "$(stat_field a moves_refused)" 1 "keys A's owner refused"
+assert_eq "$(stat_field b pages_migrated_in)" 100 "pages B took from A (the freed one too)"
+assert_eq "$(stat_field a held_pages)" 1 "pages A holds: the refused one"
+assert_eq "$(ns_field b "$(client_id b1)" pages)" 98 "pages of the namespace on B"
+assert_log a "moving 100 pages to peer 127.0.0.1:$PORT_B"
+
+# the peer key is checked, and a session is a peer's or a client's, not both
+out=$(python3 "${PEER_CLIENT[@]}" peer "$PORT_B" --key-file "$WORK/wrong.key" 2>&1) ||
+	fail "wrong peer key: $out"
+assert_eq "$out" "peer=refused" "a wrong peer key"
+assert_log b "peer server .* refused: wrong peer key" "B does not log the wrong peer key"
+out=$(python3 "${PEER_CLIENT[@]}" peer "$PORT_B" --key-file "$WORK/peer.key" 2>&1) ||
+	fail "peer session: $out"
+assert_eq "$out" $'peer=ok\nput-in-peer=closed' "a PUT in a peer session"
+out=$(python3 "${PEER_CLIENT[@]}" client-peer-put "$PORT_B" --key-file "$WORK/clients/alice" \
+	--client alice 2>&1) || fail "PEER_PUT from a client: $out"
+assert_eq "$out" "client-peer-put=closed" "a PEER_PUT in a client session"
+assert_log b "peer message in a client session"
+assert_log b "client message in a peer session"
+
+server_alive a
+server_alive b
+server_alive c
+stop_server a
+stop_server b
+stop_server c
