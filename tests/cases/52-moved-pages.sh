@@ -9,9 +9,13 @@
 #    takes them, reads them back right from the other server, and sent or
 #    received no page for it; keys it never held are refused;
 # 3. mirror: each page has its other copy on the destination already, so
-#    none is taken and every page still reads back right.
+#    none is taken and every page still reads back right;
+# 4. parity (groups of two runs and their parity over four servers): runs
+#    move whole, onto a server holding no other run of their group, and the
+#    group follows: once a third server dies, its pages are rebuilt from
+#    the moved runs, read from where they are now.
 # mem: 256M
-# servers: 2 max=64M
+# servers: 4 max=64M
 # timeout: 600
 
 load_nswap2l
@@ -108,6 +112,38 @@ assert_eq "$(servers_stat "$S0" moved_out)" 0 "moved_out of server 0 (mirror)"
 scan 3 "mirror, after a refused MOVED"
 dm_remove nsw || die "remove (mirror)"
 
-misbehave 0 none
-misbehave 1 none
+# 4. parity: server 0 moves its runs to a peer-store server P
+misbehave 0 move-pages         # anew: all as free, each counting from zero
+for i in 1 2 3; do
+	misbehave $i peer-store
+done
+dm_create nsw "$(table "$S0,$S1,$(netram_server 2),$(netram_server 3)" timeout=10 \
+	reliability=parity,group=2)" || die "create (parity)"
+taken=$(server_stat 0 moved_taken) refused=$(server_stat 0 moved_refused)
+blkpat write $DEV 0 $PAGES 4 >/dev/null || die "write (parity)"
+n0=$(netram_stat nsw 0 held)
+asked() { [ $(($(server_stat 0 moved_taken) + $(server_stat 0 moved_refused) - taken - refused)) -ge "$n0" ]; }
+wait_until 60 nsw "server 0 did not move its runs" asked
+show_status nsw
+cat /sys/kernel/nswap2l/nsw/servers
+taken=$(($(server_stat 0 moved_taken) - taken))
+p=0 q=0
+for i in 1 2 3; do
+	[ "$(server_stat $i peer_pages_in)" -gt 0 ] && p=$i
+done
+for i in 1 2 3; do
+	[ $i != "$p" ] && q=$i
+done
+log "parity: server 0 held $n0, the client took $taken of them onto server $p; server $q dies"
+assert_gt "$taken" 0 "server pages of parity runs taken"
+assert_gt "$p" 0 "the server pages moved to"
+assert_eq "$(servers_stat "$S0" moved_out)" "$taken" "moved_out of server 0 (parity)"
+assert_eq "$(servers_stat "$(netram_server $p)" moved_in)" "$taken" "moved_in of server $p (parity)"
+assert_eq "$(netram_stat nsw 0 held)" $((n0 - taken)) "server pages held on server 0 (parity)"
+scan 4 "parity, runs moved"
+server_ctl kill "$q" >/dev/null || die "kill server $q"
+scan 4 "parity, runs moved, server $q dead"
+show_status nsw
+dm_remove nsw || die "remove (parity)"
+
 log "ok"
