@@ -226,7 +226,8 @@ static void netram_moved_visit(struct nswap2l_move_job *job, u64 page)
 	int i = netram_moved_index(req, key);
 
 	netram_moved_begin(req);
-	if (i < 0)
+	/* Looked at again: it may have left Network RAM since the mover saw it. */
+	if (i < 0 || !home || nswap2l_entry_tier(home) != NSWAP2L_TIER_NETRAM)
 		return;
 	if (netram_scheme_moves_keys(nt)) {
 		/* Its run went to @to (begin): the entry follows, unless a write came first. */
