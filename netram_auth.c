@@ -57,8 +57,8 @@ static int netram_mac(struct netram_tier *nt, const char *label, const u8 *clien
 /*
  * One handshake exchange: send @type with @out, expect its reply with @in,
  * of @in_min or @in_len bytes; both headers come back in @sent and
- * @received, for the proofs.  Nothing
- * of the reply is trusted here: the server's proof covers it later.
+ * @received, for the proofs.  Nothing of the reply is trusted here: the
+ * server's proof covers it later.
  */
 static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 type,
 			   void *out, size_t out_len, void *in, size_t in_min, size_t in_len,
