@@ -324,6 +324,21 @@ bool nswap2l_map_replace_flagged(struct nswap2l_map *map, u64 page, u64 home, u6
 	return false;
 }
 
+bool nswap2l_map_relabel(struct nswap2l_map *map, u64 page, u64 home, u64 new_home)
+{
+	u64 cur = atomic64_read(&map->entries[page]);
+
+	while (nswap2l_entry_home(cur) == home) {
+		u64 new = new_home | (cur & NSWAP2L_ENTRY_FLAGS & ~NSWAP2L_ENTRY_MIGRATING);
+		u64 old = atomic64_cmpxchg(&map->entries[page], cur, new);
+
+		if (old == cur)
+			return true;
+		cur = old;	/* only a flag changed: try again */
+	}
+	return false;
+}
+
 /*----------------------------------------------------------------
  * Release after the in-flight epoch: the release queue and discard
  *--------------------------------------------------------------*/

@@ -78,6 +78,12 @@ bool nswap2l_map_flag_moving(struct nswap2l_map *map, u64 page, u64 home);
  */
 bool nswap2l_map_replace_flagged(struct nswap2l_map *map, u64 page, u64 home, u64 new_home);
 /*
+ * The page whose home is @home lives at @new_home now, with the same data
+ * (a server moved it): its flags stay, except that a move under way gives
+ * up, as after a write.  False if a write or a discard changed its home.
+ */
+bool nswap2l_map_relabel(struct nswap2l_map *map, u64 page, u64 home, u64 new_home);
+/*
  * Discard the whole pages [@first, @end): clear their entries, wait for bios
  * that may still use their slots, give the slots back.  Worker only.
  */

@@ -275,8 +275,13 @@ static bool run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 			}
 			cond_resched();
 		}
-		if (!home || home & NSWAP2L_ENTRY_MIGRATING ||
-		    nc->tiers[nswap2l_entry_tier(home)] != job->tier ||
+		if (!home || nc->tiers[nswap2l_entry_tier(home)] != job->tier)
+			continue;
+		if (job->visit) {
+			job->visit(job, page);
+			continue;
+		}
+		if (home & NSWAP2L_ENTRY_MIGRATING ||
 		    !job->wants(job, nswap2l_entry_slot(home)) ||
 		    !nswap2l_move_batch_add(nc, mover->batch, page, home))
 			continue;
@@ -324,7 +329,9 @@ bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job)
 	job->next_page = 0;
 	spin_lock_irqsave(&mover->lock, flags);
 	queued = !mover->stopped;
-	if (queued)
+	if (queued && job->visit)
+		list_add(&job->list, &mover->jobs);
+	else if (queued)
 		list_add_tail(&job->list, &mover->jobs);
 	run = queued && !mover->paused;
 	spin_unlock_irqrestore(&mover->lock, flags);

@@ -15,6 +15,12 @@
 struct nswap2l_move_job {
 	struct nswap2l_tier *tier;
 	bool (*wants)(struct nswap2l_move_job *job, u64 slot);
+	/*
+	 * Instead of wants (optional): every page of @tier is handed to it,
+	 * which changes its entry in place, moving no data (a server moved
+	 * it); such a job goes before the others, as it takes one scan.
+	 */
+	void (*visit)(struct nswap2l_move_job *job, u64 page);
 	void (*done)(struct nswap2l_move_job *job);
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
 	u64 next_page;			/* where the scan goes on */

@@ -13,6 +13,7 @@
  *   netram_req.c     request queue, batching, non-blocking sending, replies,
  *                    EVICT read and answered
  *   netram_evict.c   servers asking for memory back (EVICT), remove_server
+ *   netram_moved.c   pages a server moved to another server (MOVED)
  *   netram_recover.c copies lost with a server made again (reliability=)
  *   netram_copies.c  reliability=none and mirror (netram_scheme.h)
  *   netram_parity.c  reliability=parity: writing groups and their parity,
@@ -255,6 +256,7 @@ struct netram_refusal {
 };
 
 struct netram_server;
+struct netram_moved;
 
 /*
  * What the transport (netram_conn.c, netram_req.c) reports up, to the
@@ -363,6 +365,10 @@ struct netram_server {
 	atomic64_t reconnects;
 	atomic64_t evict_asked;		/* pages the server asked back */
 	atomic64_t evict_moved;		/* of which we moved elsewhere */
+	/* NSWAP2L_CAP_MOVED (netram_moved.c); NULL unless the tier is write-once */
+	struct netram_moved *moved;
+	atomic64_t moved_in;		/* pages other servers moved here (MOVED) */
+	atomic64_t moved_out;		/* pages this server moved to others */
 };
 
 /*
@@ -595,6 +601,19 @@ int netram_evict_keys(struct netram_server *srv, u32 tag, const __le64 *keys, u3
 int netram_remove_server(struct netram_tier *nt, const char *name);
 /* The server takes and holds nothing: disconnected, its slot free for another. */
 void netram_remove_slot(struct netram_server *srv);
+
+/* netram_moved.c: pages a server moved to another (NSWAP2L_CAP_MOVED) */
+int netram_moved_alloc(struct netram_server *srv);
+void netram_moved_free(struct netram_server *srv);
+/* The handshake: the server's id, or NULL when it sent none. */
+void netram_moved_set_id(struct netram_server *srv, const u8 *server_id);
+/* Receiver: ASK_NAMESPACE or MOVED, its MAC checked here. */
+int netram_receive_moved(struct netram_server *srv, const struct nswap2l_msg_header *hdr);
+/* Sender (send_mutex): the next answer to ASK_NAMESPACE or MOVED into @tx; false if none. */
+bool netram_next_moved_reply(struct netram_server *srv, struct netram_tx *tx);
+/* @nr keys from @key are on @to now, no longer on @from: counted held there. */
+void netram_move_held(struct netram_server *from, struct netram_server *to, u64 key,
+		      unsigned int nr);
 
 /* netram_protect.c */
 int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const char *aead);

@@ -55,14 +55,16 @@ static int netram_mac(struct netram_tier *nt, const char *label, const u8 *clien
 }
 
 /*
- * One handshake exchange: send @type with @out, expect its reply with @in;
- * both headers come back in @sent and @received, for the proofs.  Nothing
- * of the reply is trusted here: the server's proof covers it later.
+ * One handshake exchange: send @type with @out, expect its reply with @in,
+ * of @in_min or @in_len bytes; both headers come back in @sent and
+ * @received, for the proofs.  Nothing of the reply is trusted here: the
+ * server's proof covers it later.
  */
 static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 type,
-			   void *out, size_t out_len, void *in, size_t in_len,
+			   void *out, size_t out_len, void *in, size_t in_min, size_t in_len,
 			   struct nswap2l_msg_header *sent, struct nswap2l_msg_header *received)
 {
+	size_t len;
 	int r;
 
 	netram_fill_header(sent, type, 0, 0, out_len);
@@ -89,9 +91,10 @@ static int netram_exchange(struct netram_server *srv, struct socket *sock, u16 t
 	default:
 		return -EPROTO;
 	}
-	if (le32_to_cpu(received->length) != in_len)
+	len = le32_to_cpu(received->length);
+	if (len != in_min && len != in_len)
 		return -EPROTO;
-	return netram_xmit_buf(srv, sock, false, in, in_len, 0);
+	return netram_xmit_buf(srv, sock, false, in, len, 0);
 }
 
 /*----------------------------------------------------------------
@@ -191,10 +194,18 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 		/* Pages checked by their seals only if they have any. */
 		.capabilities = cpu_to_le64(NSWAP2L_CAP_EVICT | NSWAP2L_CAP_NO_CLIENT |
 					    NSWAP2L_CAP_PUT_FREES |
-					    (nt->protect ? NSWAP2L_CAP_SEALED_GET : 0)),
+					    (nt->protect ? NSWAP2L_CAP_SEALED_GET : 0) |
+					    /* a write-once tier never PUTs a key it holds */
+					    (srv->moved ? NSWAP2L_CAP_MOVED : 0)),
 	};
 	struct nswap2l_msg_header hello_hdr, reply_hdr, auth_hdr;
-	struct nswap2l_hello_reply reply;
+	struct {
+		struct nswap2l_hello_reply reply;
+		struct nswap2l_hello_reply_moved moved;	/* NSWAP2L_CAP_MOVED in effect */
+	} __packed in;
+	struct nswap2l_hello_reply *reply = &in.reply;
+	size_t in_len;
+	u64 caps;
 	struct nswap2l_auth auth, server_auth;
 	struct netram_proof_tail tail;
 	u8 expected[NSWAP2L_PROTO_MAC_SIZE];
@@ -205,27 +216,33 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 	memcpy(hello.client_name, nt->client_name, sizeof(hello.client_name));
 	get_random_bytes(hello.client_nonce, sizeof(hello.client_nonce));
 	r = netram_exchange(srv, sock, NSWAP2L_MSG_HELLO, &hello, sizeof(hello),
-			    &reply, sizeof(reply), &hello_hdr, &reply_hdr);
+			    &in, sizeof(*reply), sizeof(in), &hello_hdr, &reply_hdr);
 	if (r)
 		return r;
-	if (le32_to_cpu(reply.version) != NSWAP2L_PROTO_VERSION)
+	if (le32_to_cpu(reply->version) != NSWAP2L_PROTO_VERSION)
 		return -EPROTONOSUPPORT;
+	caps = le64_to_cpu(hello.capabilities) & le64_to_cpu(reply->capabilities);
+	/* The server's id follows the reply exactly when NSWAP2L_CAP_MOVED is in effect. */
+	in_len = le32_to_cpu(reply_hdr.length);
+	if ((in_len == sizeof(in)) != !!(caps & NSWAP2L_CAP_MOVED))
+		return -EPROTO;
 
 	/* Every byte of the HELLO exchange is in both proofs. */
 	sha256_init(&transcript);
 	sha256_update(&transcript, (u8 *)&hello_hdr, sizeof(hello_hdr));
 	sha256_update(&transcript, (u8 *)&hello, sizeof(hello));
 	sha256_update(&transcript, (u8 *)&reply_hdr, sizeof(reply_hdr));
-	sha256_update(&transcript, (u8 *)&reply, sizeof(reply));
+	sha256_update(&transcript, (u8 *)&in, in_len);
 	sha256_final(&transcript, tail.transcript);
 
 	r = netram_mac(nt, NSWAP2L_AUTH_CLIENT_LABEL, hello.client_id, hello.client_nonce,
-		       reply.server_nonce, tail.transcript, sizeof(tail.transcript), auth.mac);
+		       reply->server_nonce, tail.transcript, sizeof(tail.transcript), auth.mac);
 	if (!r)
 		r = netram_exchange(srv, sock, NSWAP2L_MSG_AUTH, &auth, sizeof(auth),
-				    &server_auth, sizeof(server_auth), &auth_hdr, &tail.auth_reply);
+				    &server_auth, sizeof(server_auth), sizeof(server_auth), &auth_hdr,
+				    &tail.auth_reply);
 	if (!r)
-		r = netram_mac(nt, NSWAP2L_AUTH_SERVER_LABEL, hello.client_id, reply.server_nonce,
+		r = netram_mac(nt, NSWAP2L_AUTH_SERVER_LABEL, hello.client_id, reply->server_nonce,
 			       hello.client_nonce, &tail, sizeof(tail), expected);
 	if (r)
 		return r;
@@ -236,14 +253,16 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 	 */
 	if (crypto_memneq(expected, server_auth.mac, sizeof(expected)))
 		return -EKEYREJECTED;
-	r = netram_start_session(srv, hello.client_id, hello.client_nonce, reply.server_nonce);
+	r = netram_start_session(srv, hello.client_id, hello.client_nonce, reply->server_nonce);
 	if (r)
 		return r;
 	WRITE_ONCE(srv->max_pages,
-		   clamp_t(u32, le32_to_cpu(reply.max_pages), 1, NSWAP2L_PROTO_MAX_PAGES));
-	/* In effect when both sides announce them; a server from before has neither. */
-	WRITE_ONCE(srv->caps, le64_to_cpu(hello.capabilities) & le64_to_cpu(reply.capabilities) &
-			      (NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES));
+		   clamp_t(u32, le32_to_cpu(reply->max_pages), 1, NSWAP2L_PROTO_MAX_PAGES));
+	if (srv->moved)
+		netram_moved_set_id(srv, caps & NSWAP2L_CAP_MOVED ? in.moved.server_id : NULL);
+	/* In effect when both sides announce them; a server from before has none. */
+	WRITE_ONCE(srv->caps, caps & (NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES |
+				      NSWAP2L_CAP_MOVED));
 	*free_pages = le64_to_cpu(tail.auth_reply.free_pages);
 	*found = le16_to_cpu(tail.auth_reply.flags) & NSWAP2L_FLAG_NAMESPACE_FOUND;
 	return 0;
@@ -251,6 +270,10 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 
 int netram_alloc_session(struct netram_server *srv)
 {
+	int r = netram_moved_alloc(srv);
+
+	if (r)
+		return r;
 	srv->poly1305 = netram_fastest_poly1305();
 	srv->tx_hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);
 	if (IS_ERR(srv->tx_hmac))
@@ -265,6 +288,7 @@ void netram_free_session(struct netram_server *srv)
 		crypto_free_shash(srv->tx_hmac);
 	if (!IS_ERR_OR_NULL(srv->rx_hmac))
 		crypto_free_shash(srv->rx_hmac);
+	netram_moved_free(srv);
 }
 
 int netram_seal_tx(struct netram_server *srv)

@@ -270,6 +270,84 @@ struct netram_group *netram_leave_group(struct netram_tier *nt, u64 slot, bool w
 }
 
 /*----------------------------------------------------------------
+ * Runs a server moved to another (MOVED)
+ *--------------------------------------------------------------*/
+
+/* Keys of run @run of the group that its server holds. */
+static u16 netram_run_held(const struct netram_group *g, unsigned int run)
+{
+	if (run == NETRAM_PARITY_INDEX)
+		return netram_run_bits(0, g->parity_pages);
+	return run < g->nr_members ? netram_member_pages(g, run) : 0;
+}
+
+/* No other run of the group with keys is on server @index: a loss there costs one. */
+static bool netram_run_alone_on(const struct netram_group *g, unsigned int run,
+				unsigned int index)
+{
+	unsigned int other;
+
+	for (other = 0; other <= NETRAM_PARITY_INDEX; other++)
+		if (other != run && (other < g->nr_members || other == NETRAM_PARITY_INDEX) &&
+		    (other == NETRAM_PARITY_INDEX ? g->parity_pages : g->pages[other]) &&
+		    netram_group_server(g, other) == index)
+			return false;
+	return true;
+}
+
+/*
+ * A run moves only whole (its group names one server for it), in a
+ * protected group (no write of it under way), onto a server holding no
+ * other run of its group, and neither server lost it.
+ */
+static bool netram_move_run(struct netram_tier *nt, struct netram_group *g, unsigned int run,
+			    u16 asked, struct netram_server *from, struct netram_server *to,
+			    bool can_move)
+{
+	u16 held = netram_run_held(g, run);
+	u64 key = netram_group_key(g, run, 0);
+
+	if (!held || (asked & ~held))
+		return false;
+	if (netram_group_server(g, run) == to->index)
+		return true;		/* an earlier MOVED whose answer was lost */
+	if (!can_move || asked != held || g->state != NETRAM_GROUP_PROTECTED ||
+	    netram_group_server(g, run) != from->index || !netram_run_alone_on(g, run, to->index) ||
+	    netram_copy_lost(from, key) || netram_copy_lost(to, key))
+		return false;
+	netram_group_set_server(g, run, to->index);
+	netram_move_held(from, to, key, hweight16(held));
+	return true;
+}
+
+void netram_group_move_keys(struct netram_tier *nt, struct netram_server *from,
+			    struct netram_server *to, const u64 *keys, unsigned int nr_keys,
+			    bool can_move, unsigned long *taken)
+{
+	struct netram_parity *p = netram_parity_of(nt);
+	unsigned int i, j;
+
+	for (i = 0; i < nr_keys; i = j) {
+		u64 serial = netram_key_serial(keys[i]);
+		unsigned int run = netram_key_run(keys[i]);
+		struct netram_group *g;
+		u16 asked = 0;
+		bool moved;
+
+		/* sorted: a run's keys are next to each other */
+		for (j = i; j < nr_keys && netram_key_serial(keys[j]) == serial &&
+			    netram_key_run(keys[j]) == run; j++)
+			asked |= BIT(netram_key_page(keys[j]));
+		spin_lock_irq(&p->lock);
+		g = netram_find_group(p, keys[i]);
+		moved = g && netram_move_run(nt, g, run, asked, from, to, can_move);
+		spin_unlock_irq(&p->lock);
+		if (moved)
+			bitmap_set(taken, i, j - i);
+	}
+}
+
+/*----------------------------------------------------------------
  * The cleaner
  *--------------------------------------------------------------*/
 

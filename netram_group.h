@@ -35,8 +35,9 @@ enum netram_group_state {
 
 /*
  * A group's entry.  Members' servers and pages change only under the
- * parity lock and only until the group is sealed; live counts the pages
- * the map still has in the group.
+ * parity lock and only until the group is sealed, except that a server
+ * may move a protected group's run whole to another (MOVED); live counts
+ * the pages the map still has in the group.
  */
 struct netram_group {
 	u64 serial;
@@ -131,6 +132,12 @@ static inline u16 netram_run_bits(unsigned int first, unsigned int nr)
 	return GENMASK(first + nr - 1, first);
 }
 
+/* Pages of the group's member runs that its parity covers. */
+static inline u16 netram_member_pages(const struct netram_group *g, unsigned int m)
+{
+	return g->left_out & BIT(m) ? 0 : g->pages[m];
+}
+
 /* The table (netram_group.c); "p->lock held" where they say so. */
 int netram_groups_init(struct netram_tier *nt, u64 device_pages);
 void netram_groups_exit(struct netram_parity *p);
@@ -143,6 +150,10 @@ int netram_join_group(struct netram_tier *nt, const struct nswap2l_server_room *
 		      struct netram_group **closed);
 struct netram_group *netram_leave_group(struct netram_tier *nt, u64 slot, bool written);
 bool netram_want_cleaning(struct netram_tier *nt);
+/* The scheme's move_keys (netram_scheme.h): whole runs, protected groups only. */
+void netram_group_move_keys(struct netram_tier *nt, struct netram_server *from,
+			    struct netram_server *to, const u64 *keys, unsigned int nr_keys,
+			    bool can_move, unsigned long *taken);
 void netram_start_cleaning(struct netram_tier *nt);
 
 #endif

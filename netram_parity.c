@@ -57,12 +57,6 @@ struct netram_rebuild {
 	struct page *pages[NETRAM_PARITY_RUN];
 };
 
-/* Pages of the group's member runs that its parity covers. */
-static u16 netram_member_pages(const struct netram_group *g, unsigned int m)
-{
-	return g->left_out & BIT(m) ? 0 : g->pages[m];
-}
-
 /*----------------------------------------------------------------
  * Writing: members, then the parity
  *--------------------------------------------------------------*/
@@ -822,4 +816,5 @@ const struct netram_scheme netram_parity_scheme = {
 	.lost_wants = netram_parity_lost_wants,
 	.on_server = netram_parity_group_on,
 	.recovered = netram_parity_recovered,
+	.move_keys = netram_group_move_keys,
 };

@@ -353,7 +353,7 @@ static bool netram_next_tx(struct netram_server *srv)
 		netram_fill_header(&tx->hdr, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, reply.tag,
 				   reply.count, 0);
 		tx->hdr.status = cpu_to_le32(reply.status);
-	} else {
+	} else if (!netram_next_moved_reply(srv, tx)) {
 		return false;
 	}
 	if (netram_seal_tx(srv))
@@ -814,6 +814,8 @@ int netram_receive_one(struct netram_server *srv)
 	}
 	if (type == NSWAP2L_MSG_EVICT)
 		return netram_receive_evict(srv, &hdr);
+	if (type == NSWAP2L_MSG_ASK_NAMESPACE || type == NSWAP2L_MSG_MOVED)
+		return netram_receive_moved(srv, &hdr);
 	if (!(type & NSWAP2L_MSG_REPLY) || tag >= NETRAM_TAGS)
 		return -EPROTO;
 	type &= ~NSWAP2L_MSG_REPLY;

@@ -46,6 +46,17 @@ struct netram_scheme {
 	bool (*on_server)(struct netram_tier *nt, u64 slot, struct netram_server *srv,
 			  const u64 *keys, unsigned int nr_keys);
 	void (*recovered)(struct netram_tier *nt);	/* optional: dmesg after recovery */
+	/*
+	 * MOVED (netram_moved.c), on the mover's thread before it looks at the
+	 * map: keys that move only together (parity's runs, each on one server
+	 * of its group).  Of @keys (sorted), sets in @taken those now on @to
+	 * in the scheme's own table: moved there from @from (their held
+	 * counts follow) if @can_move, or there already.  Optional: without
+	 * it each page moves by its map entry alone.
+	 */
+	void (*move_keys)(struct netram_tier *nt, struct netram_server *from,
+			  struct netram_server *to, const u64 *keys, unsigned int nr_keys,
+			  bool can_move, unsigned long *taken);
 };
 
 extern const struct netram_scheme netram_single, netram_mirror, netram_parity_scheme;
@@ -122,6 +133,19 @@ static inline void netram_scheme_recovered(struct netram_tier *nt)
 {
 	if (nt->scheme->recovered)
 		nt->scheme->recovered(nt);
+}
+
+static inline bool netram_scheme_moves_keys(struct netram_tier *nt)
+{
+	return nt->scheme->move_keys;
+}
+
+static inline void netram_scheme_move_keys(struct netram_tier *nt, struct netram_server *from,
+					   struct netram_server *to, const u64 *keys,
+					   unsigned int nr_keys, bool can_move,
+					   unsigned long *taken)
+{
+	nt->scheme->move_keys(nt, from, to, keys, nr_keys, can_move, taken);
 }
 
 static inline bool netram_scheme_redundant(struct netram_tier *nt)

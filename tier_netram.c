@@ -158,10 +158,13 @@ static ssize_t netram_show_servers(struct nswap2l_tier *tier, char *buf)
 	unsigned int i, nr = netram_nr_servers(nt);
 	ssize_t len;
 
-	len = sysfs_emit(buf, "server state held free inflight sent_bytes received_bytes errors reconnects evict_asked evict_moved requests\n");
+	len = sysfs_emit(buf, "server state held free inflight sent_bytes received_bytes errors reconnects evict_asked evict_moved requests moved_in moved_out\n");
 	for (i = 0; i < nr && len + 1 < PAGE_SIZE; i++) {
-		len += netram_format_server(nt->servers[i], buf + len, PAGE_SIZE - len - 1);
-		len += sysfs_emit_at(buf, len, " %lld\n", atomic64_read(&nt->servers[i]->requests));
+		struct netram_server *srv = nt->servers[i];
+
+		len += netram_format_server(srv, buf + len, PAGE_SIZE - len - 1);
+		len += sysfs_emit_at(buf, len, " %lld %lld %lld\n", atomic64_read(&srv->requests),
+				     atomic64_read(&srv->moved_in), atomic64_read(&srv->moved_out));
 	}
 	return len;
 }
@@ -395,6 +398,8 @@ static int netram_reuse_slot(struct netram_tier *nt, struct dm_target *ti,
 	atomic64_set(&srv->reconnects, 0);
 	atomic64_set(&srv->evict_asked, 0);
 	atomic64_set(&srv->evict_moved, 0);
+	atomic64_set(&srv->moved_in, 0);
+	atomic64_set(&srv->moved_out, 0);
 
 	r = netram_start_server(srv);
 	if (r) {
