@@ -25,6 +25,9 @@ EXIT_CODES = """exit status:
 
 DEFAULT_SWAP_PRIORITY = 100     # above disk swap, as zram-generator's default
 DEFAULT_WATCH_SECONDS = 2.0
+# status and create mark Network RAM with reliability=none: one donor's
+# loss loses the pages it holds
+NO_REDUNDANCY = "no redundancy"
 
 
 def human(nbytes):
@@ -82,7 +85,16 @@ def cmd_create(args):
             raise
     sectors = int(line.split()[1])
     print(f"created {device.dev_path(args.name)}: {human(sectors * table.SECTOR)}"
+          + redundancy_said(device.table_args(line))
           + (f", swap with priority {priority}" if settings.get("swap") else ""))
+
+
+def redundancy_said(words):
+    """', reliability R' of a table with Network RAM (its table arguments)."""
+    if "netram" not in words:
+        return ""
+    reliability = words.get("reliability", "none")
+    return f", reliability {reliability}" + (f" ({NO_REDUNDANCY})" if reliability == "none" else "")
 
 
 def cmd_remove(args):
@@ -103,6 +115,8 @@ def cmd_remove(args):
 def status_record(name):
     status = device.status_of(name)
     status["name"] = name
+    if "netram" in status:
+        status["netram"]["no_redundancy"] = status["netram"]["reliability"] == "none"
     swap = device.swap_entry(name)
     status["swap"] = ({"size_kib": int(swap[2]), "used_kib": int(swap[3]), "priority": int(swap[4])}
                       if swap else None)
@@ -127,7 +141,9 @@ def format_status(st):
             out.append(f"  {s['address']:<21} {s['state']:<10} {pages(s['held']):>11} "
                        f"{pages(s['free']):>11} {s['inflight']:>8} {s['errors']:>6} {s['reconnects']:>6}")
         n = st["netram"]
-        out.append(f"  reliability {n['reliability']}, protect {n['protect']}: "
+        out.append(f"  reliability {n['reliability']}"
+                   + (f" ({NO_REDUNDANCY}: a lost server loses its pages)" if n["no_redundancy"] else "")
+                   + f", protect {n['protect']}: "
                    f"{n['copies_lost']} copies lost, {n['pages_lost']} pages lost, "
                    f"{n['refused']} pages refused"
                    + (", recovering" if n["recovering"] else ""))
@@ -409,7 +425,13 @@ def build_parser():
                 "as logon key\nnswap2l:NAME (the table names it) and linked into root's user keyring.\n"
                 f"The servers know this client by --client NAME, \"{table.DEFAULT_CLIENT}\" if not given: "
                 f"a server run\nwith --clients DIR must hold the key as DIR/{table.DEFAULT_CLIENT} "
-                "(or DIR/NAME).\n\nexample:\n"
+                "(or DIR/NAME).\n"
+                "Without --reliability (or reliability = in the config file) Network RAM gets "
+                "the\nredundancy its servers allow, so that one donor's crash loses no page: "
+                "none with one\nserver, mirror with 2 to "
+                f"{table.PARITY_MIN_SERVERS - 1}, parity (groups of {table.DEFAULT_PARITY_GROUP}) "
+                f"with {table.PARITY_MIN_SERVERS} or more; "
+                "--reliability none\nturns it off (status then says \"no redundancy\").\n\nexample:\n"
                 "  nswap2l create nswap --netram 10.0.0.21:7000,10.0.0.22:7000 "
                 "--key-file /etc/nswap2l/web1.key \\\n"
                 "      --client web1 --flash /dev/nvme0n1p3 --disk /dev/sdb2 --prefetch lrs --swap")
@@ -430,7 +452,10 @@ def build_parser():
                         "needed with Network RAM only)")
     p.add_argument("--timeout", metavar="S",
                    help=f"Network RAM request timeout in seconds (default {table.DEFAULT_TIMEOUT})")
-    p.add_argument("--reliability", metavar="R", help="none, mirror or parity[,group=N]")
+    p.add_argument("--reliability", metavar="R",
+                   help="none, mirror or parity[,group=N] (default: none with one server, mirror "
+                        f"with 2 to {table.PARITY_MIN_SERVERS - 1}, parity with "
+                        f"{table.PARITY_MIN_SERVERS} or more; said on stderr)")
     p.add_argument("--protect", metavar="AEAD",
                    help=f"page protection: {', '.join(table.PROTECTS)} (default {table.DEFAULT_PROTECT})")
     p.add_argument("--placement", metavar="POLICY",

@@ -34,6 +34,13 @@ DEFAULT_PLACEMENT = "fastest_free"                 # NSWAP2L_DEFAULT_PLACEMENT
 DEFAULT_CLIENT = "default"                         # NSWAP2L_DEFAULT_CLIENT_NAME
 DEFAULT_TIMEOUT = 30                               # NSWAP2L_DEFAULT_TIMEOUT_SECS
 RELIABILITY = re.compile(r"^(none|mirror|parity(,group=[2-7])?)$")
+# The default reliability of nswap2l create (the table's own is none): a
+# server's death must not cost pages once there is a second server to hold
+# a copy.  Parity from the servers that full groups need on distinct
+# servers: DEFAULT_PARITY_GROUP members and their parity (README, "The
+# nswap2l command", says why not sooner).
+DEFAULT_PARITY_GROUP = 5                           # netram_args.c: NETRAM_DEFAULT_PARITY_GROUP
+PARITY_MIN_SERVERS = DEFAULT_PARITY_GROUP + 1
 CLIENT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,30}$")
 WHEN = re.compile(r"^(always|swapping|idle(:[0-9]+)?)$")
 AMOUNT = re.compile(r"^(written|held):[0-9]+(:[0-9]+)?$")
@@ -128,6 +135,17 @@ def ipv4_address(host, option, text):
     return address
 
 
+def default_reliability(nr_servers):
+    """(reliability, the line that says why) for NR_SERVERS servers and no
+    --reliability."""
+    if nr_servers < 2:
+        return "none", ("reliability: none (one server: no redundancy possible, its loss loses "
+                        "its pages; add a server for mirror)")
+    chosen = "parity" if nr_servers >= PARITY_MIN_SERVERS else "mirror"
+    return chosen, (f"reliability: {chosen} (chosen for {nr_servers} servers; "
+                    "--reliability none to turn it off)")
+
+
 def parse_seconds(text, option, low, high):
     if not str(text).isdigit() or not low <= int(text) <= high:
         raise bad_value(option, text, f"whole seconds, {low}..{high}")
@@ -198,11 +216,13 @@ def build(name, settings):
     args = []
     capacity = 0
     key = None
+    why = None      # the default reliability's reason, said once all is checked
     if settings.get("netram"):
         if not settings.get("key_file"):
             raise bad("--netram needs --key-file: the servers admit only clients that prove the key")
         key = read_key(settings["key_file"])
-        args.append("netram=" + ",".join(parse_servers(settings["netram"])))
+        servers = parse_servers(settings["netram"])
+        args.append("netram=" + ",".join(servers))
         args.append(f"key=:{len(key)}:logon:{device.key_description(name)}")
         if settings.get("client"):
             if not CLIENT.match(settings["client"]) or settings["client"].startswith("."):
@@ -211,11 +231,12 @@ def build(name, settings):
             args.append("client=" + settings["client"])
         if settings.get("timeout") is not None:
             args.append(f"timeout={parse_seconds(settings['timeout'], '--timeout', 1, 3600)}")
-        if settings.get("reliability"):
-            if not RELIABILITY.match(settings["reliability"]):
-                raise bad_value("--reliability", settings["reliability"],
-                                "none, mirror or parity[,group=2..7]")
-            args.append("reliability=" + settings["reliability"])
+        given = settings.get("reliability")
+        if given and not RELIABILITY.match(given):
+            raise bad_value("--reliability", given, "none, mirror or parity[,group=2..7]")
+        reliability, why = (given, None) if given else default_reliability(len(servers))
+        if given or reliability != "none":      # none is the table's default
+            args.append("reliability=" + reliability)
         if settings.get("protect"):
             args.append("protect=" + one_of("--protect", settings["protect"], PROTECTS))
     else:
@@ -252,6 +273,8 @@ def build(name, settings):
     if not settings.get("netram") and not settings.get("overcommit") and size > capacity:
         raise bad(f"size {size} bytes is larger than the tiers' {capacity} bytes "
                   "(a smaller --size, or --overcommit)")
+    if why:
+        print(f"nswap2l: {why}", file=sys.stderr)
     return f"0 {size // SECTOR} nswap2l {len(args)} {' '.join(args)}", key
 
 

@@ -104,7 +104,8 @@ class ConfigComments(unittest.TestCase):
 
 class OnePlaceForTheKernelsValues(unittest.TestCase):
     def test_placement_and_protect_checked(self):
-        with mock.patch.object(table, "read_key", return_value=b"k" * 32):
+        with mock.patch.object(table, "read_key", return_value=b"k" * 32), \
+                contextlib.redirect_stderr(io.StringIO()):     # one server: no redundancy, said
             for option, accepted in (("placement", table.PLACEMENTS), ("protect", table.PROTECTS)):
                 with self.assertRaises(Failure) as caught:
                     table.build("t", {"netram": "10.0.0.1:1", "key_file": "k", option: "bogus",

@@ -1,0 +1,14 @@
+#!/bin/bash
+# The nswap2l command's unit tests (tools/nswap2l/tests, `make -C tools
+# check`): the trace parser and analysis, the values it takes, the
+# redundancy create chooses for the server count and status's "no
+# redundancy" mark, and nswap2l@.service as `systemd-analyze verify` reads
+# it (skipped, and said here, on a machine without systemd-analyze).
+source "$(dirname "$0")/lib.sh"
+
+cd "$REPO_DIR/tools/nswap2l"
+python3 -m unittest discover -s tests -v >"$WORK/unit.out" 2>&1 ||
+	fail "unit tests failed: $(grep -E '^(FAIL|ERROR):' "$WORK/unit.out" | head -n 5)"
+grep -E " \.\.\. skipped " "$WORK/unit.out" || true
+tail -n 3 "$WORK/unit.out"
+echo "ok"
