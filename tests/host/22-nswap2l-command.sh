@@ -102,10 +102,11 @@ done
 
 # The README's client config (Setting up a cluster), as written but for the
 # key's path and the flash partition this host does not have: the table it
-# makes names client web1 and both donors.
+# makes names client web1 and both donors, and mirrors them (the default
+# for two servers).
 sed -n "/^    cat > \/etc\/nswap2l\/nswap.conf <<'EOF'$/,/^    EOF$/p" "$REPO_DIR/README.md" |
 	sed '1d;$d;s/^    //' | sed "s|/etc/nswap2l/web1.key|$WORK/k.key|;/^flash = /d" >"$WORK/readme.conf"
 grep -q "^client = web1 " "$WORK/readme.conf" || fail "no client line in the README's config: $(cat "$WORK/readme.conf")"
-print_table "0 131072 nswap2l 3 netram=10.0.0.21:7000,10.0.0.22:7000 key=:32:logon:nswap2l:t client=web1" \
+print_table "0 131072 nswap2l 4 netram=10.0.0.21:7000,10.0.0.22:7000 key=:32:logon:nswap2l:t client=web1 reliability=mirror" \
 	--config "$WORK/readme.conf" --size 64M
 echo "ok"
