@@ -36,7 +36,7 @@ peer1_connected() { [ "$(server_stat 0 connected)" = 1 ]; }
 server_ctl wrong-peer-key 2 >/dev/null || die "wrong-peer-key 2"
 refused_both_ways() {
 	set -- $(server_ctl peer-refusals 2) $(server_ctl peer-refusals 0)
-	[ "$2" -ge 1 ] && [ "$6" -ge 1 ]
+	[ "$2" -ge 1 ] && [ "$8" -ge 1 ]
 }
 wait_until 60 nsw "no peer refusal logged" refused_both_ways
 log "server 2: $(server_ctl peer-refusals 2); server 0: $(server_ctl peer-refusals 0)"
