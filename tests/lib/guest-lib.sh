@@ -332,7 +332,11 @@ netram_server() { echo "169.254.100.$((100 + $1)):7000"; }
 #                                   nswapd again) |
 #   grant NAME | revoke NAME       (client NAME, with the test key, in every
 #                                   nswapd's --clients directory; "default" is
-#                                   granted from the start)
+#                                   granted from the start) |
+#   wrong-peer-key I | peer-refusals I
+#                                  ("# servers: N peers": restart I with a peer
+#                                   key of its own; "ours N theirs M", lines of
+#                                   its log on peer keys refused)
 # Prints the reply without its final "ok" line and succeeds; on "error ..."
 # (or no reply) prints the reply to stderr and fails.
 server_ctl() {
