@@ -499,6 +499,9 @@ uint32_t store_pick_runs(const struct page_pool *pool, struct page_table *table,
 			continue;
 		}
 		for (i = 0; i < STORE_RUN_KEYS; i++) {
+			/* key 0's run wraps round: no key is past the limit, and none is EMPTY */
+			if (first + i >= NSWAP2L_PROTO_KEY_LIMIT)
+				continue;
 			member = table_find(pool, table, first + i);
 			if (member) {
 				member->flags |= PAGE_ASKED;

@@ -1038,6 +1038,12 @@ static void test_store_pick_runs(void)
 	CHECK(store_pick_runs(&pool, &table, picked, 1, 3) <= 3);
 	CHECK(store_pick_runs(&pool, &table, picked, 100, 15) <= 15);
 	page_table_destroy(&table, &pool);
+	/* key 0 (never the kernel's) is a run of its own: its run's keys wrap round */
+	keys[0] = 0;
+	put_keys(keybuf, keys, 1);
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, 1, 1) == STORE_OK);
+	CHECK(store_pick_runs(&pool, &table, picked, 16, 16) == 1 && picked[0] == 0);
+	page_table_destroy(&table, &pool);
 	page_pool_destroy(&pool);
 }
 
