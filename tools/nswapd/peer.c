@@ -943,10 +943,11 @@ static void resend_lost(struct migration *mig)
 			if (m->flags[i] & KEY_IN_MOVED)
 				proto_put_key(keys, n++, m->keys[i]);
 		}
+		/* the rest at the next tick: a PEER_FREE that fails ends other moves */
 		if (!n) {
 			peer_free_left(m, taken);
 			move_end(mig, m);
-			continue;
+			break;
 		}
 		memcpy(where.server_id, m->peer_id, sizeof(where.server_id));
 		memcpy(where.client_id, m->client_id, sizeof(where.client_id));
