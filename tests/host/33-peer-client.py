@@ -23,6 +23,11 @@ A and B.
     it knows), which it answers refusing key 201.  Then B gives back every
     other key, A none of them; key 201 stays on A and is freed on B.
     Prints "lost: moved=N again=N".
+33-peer-client.py gone PORT_A PORT_B --key-file K --client NAME --shrink FILE --wait S
+    the same with keys 300-315 (namespace a3), but the owner never comes
+    back: S seconds later (past A's --grace) B must still give back every
+    key with its seal and page (which the owner may have taken).
+    Prints "gone: moved=N kept=N".
 33-peer-client.py peer PORT --key-file K        (K: a peer key)
     a peer session: prints "peer=ok" when it authenticates, "peer=refused"
     when the server refuses the key; then, with the key right, a PUT in it
@@ -50,6 +55,7 @@ KEYS = list(range(100))
 # the other copy of MIRRORED, on B: bytes of its own
 B_SEAL, B_PAGE = b"\xbb" * caps.SEAL_SIZE, b"\xbb" * caps.PAGE_SIZE
 LOST_KEYS, LOST_REFUSED = list(range(200, 232)), 201
+GONE_KEYS = list(range(300, 316))
 
 
 class MovedConn(Conn):
@@ -184,8 +190,8 @@ def move(args):
     print("asked=%d moved=%d taken=%d" % (asked, len(moved), len(taken)))
 
 
-def lost(args):
-    id_a, id_b = bytes.fromhex("%032x" % 0xa2), bytes.fromhex("%032x" % 0xb2)
+def moved_then_closed(args, id_a, id_b, keys):
+    """Stores keys on A, shrinks it, closes the connection at its MOVED; returns (conn_b, b_id, MOVED keys)."""
     with open(args.shrink, "w") as f:
         f.write("MemAvailable: 8388608 kB\n")
     conn_b = session(args.port_b, args, id_b, CAP_MOVED)
@@ -194,7 +200,7 @@ def lost(args):
     # A takes pages again once its next tick reads the memory back
     deadline = time.time() + 10
     while True:
-        tag = conn_a.send(caps.PUT, len(LOST_KEYS), put_payload(LOST_KEYS, []))
+        tag = conn_a.send(caps.PUT, len(keys), put_payload(keys, []))
         fields, _, _ = conn_a.recv()
         while fields[1] == CAPACITY:
             fields, _, _ = conn_a.recv()
@@ -219,6 +225,12 @@ def lost(args):
             raise Failed("unexpected message type %#x from A" % mtype)
     # the reply is lost with the connection
     conn_a.sock.close()
+    return conn_b, b_id, first
+
+
+def lost(args):
+    id_a, id_b = bytes.fromhex("%032x" % 0xa2), bytes.fromhex("%032x" % 0xb2)
+    conn_b, b_id, first = moved_then_closed(args, id_a, id_b, LOST_KEYS)
     conn_a = session(args.port_a, args, id_a, CAP_MOVED)
     conn_a.sock.settimeout(20)
     while True:
@@ -242,6 +254,16 @@ def lost(args):
         raise Failed("the refused key changed on A")
     get_until(conn_b, [LOST_REFUSED], caps.ERR_NOENT)
     print("lost: moved=%d again=%d" % (len(first), len(again)))
+
+
+def gone(args):
+    id_a, id_b = bytes.fromhex("%032x" % 0xa3), bytes.fromhex("%032x" % 0xb3)
+    conn_b, _, first = moved_then_closed(args, id_a, id_b, GONE_KEYS)
+    time.sleep(args.wait)
+    for k in first:
+        if get_until(conn_b, [k], caps.OK) != seal_of(k) + page_of(k):
+            raise Failed("B gives back another seal or page for key %d" % k)
+    print("gone: moved=%d kept=%d" % (len(first), len(first)))
 
 
 def peer(args):
@@ -269,17 +291,18 @@ def client_peer_put(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("move", "lost", "peer", "client-peer-put"))
+    parser.add_argument("what", choices=("move", "lost", "gone", "peer", "client-peer-put"))
     parser.add_argument("ports", type=int, nargs="+")
     parser.add_argument("--key-file", required=True)
     parser.add_argument("--client", default="default")
     parser.add_argument("--shrink")
+    parser.add_argument("--wait", type=float, default=0)
     args = parser.parse_args()
     args.key = open(args.key_file, "rb").read()
     try:
-        if args.what in ("move", "lost"):
+        if args.what in ("move", "lost", "gone"):
             args.port_a, args.port_b = args.ports
-            (move if args.what == "move" else lost)(args)
+            {"move": move, "lost": lost, "gone": gone}[args.what](args)
         else:
             args.port = args.ports[0]
             (peer if args.what == "peer" else client_peer_put)(args)

@@ -11,7 +11,9 @@
 # freed and refused ones are freed on B; a client without CAP_MOVED is
 # asked for its pages back (EVICT) meanwhile.  A MOVED whose connection
 # closes unanswered is sent again when the owner connects again, and its
-# answer settled as the first would have been.  A wrong peer key is
+# answer settled as the first would have been; if the owner does not come
+# back within A's --grace, the pages stay on B (the owner may have taken
+# them: freeing them there could lose them).  A wrong peer key is
 # refused, whether a server or a script gives it; a PEER_PUT in a client
 # session and a PUT in a peer session close them.
 source "$(dirname "$0")/lib.sh"
@@ -40,7 +42,8 @@ echo "MemAvailable: 8388608 kB" >"$WORK/mem"
 start_server b --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
 	--listen "127.0.0.1:$PORT_B" --peer "127.0.0.1:$PORT_A"
 start_server a --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
-	--listen "127.0.0.1:$PORT_A" --peer "127.0.0.1:$PORT_B" --memavailable-file "$WORK/mem"
+	--listen "127.0.0.1:$PORT_A" --peer "127.0.0.1:$PORT_B" --memavailable-file "$WORK/mem" \
+	--grace 15
 
 # peer_field NAME FIELD: of the server's only peer
 peer_field() {
@@ -89,6 +92,13 @@ assert_eq "$out" "lost: moved=32 again=32" "the MOVED sent again"
 assert_eq "$(stat_field a pages_migrated_out)" 128 "pages migrated out of A"
 assert_eq "$(ns_field b "$(client_id b2)" pages)" 31 "pages of the second namespace on B"
 assert_log a "MOVED of 32 pages sent again"
+
+# a MOVED reply lost with an owner that does not come back: the pages stay on B
+out=$(python3 "${PEER_CLIENT[@]}" gone "$PORT_A" "$PORT_B" --key-file "$WORK/clients/alice" \
+	--client alice --shrink "$WORK/mem" --wait 18 2>&1) || fail "owner gone: $out"
+log "$out"
+assert_eq "$out" "gone: moved=16 kept=16" "pages kept on B"
+assert_log a "namespace $(client_id a3) of client alice: gone before its MOVED was answered; 16 pages left on peer"
 
 # the peer key is checked, and a session is a peer's or a client's, not both
 out=$(python3 "${PEER_CLIENT[@]}" peer "$PORT_B" --key-file "$WORK/wrong.key" 2>&1) ||
