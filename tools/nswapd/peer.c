@@ -66,6 +66,15 @@ struct peer {
 	uint32_t pending_keys;		/* in frees, at most PEER_FREE_PENDING_MAX */
 };
 
+/*
+ * PEER_PUT batches of whole runs (one refused cannot split a run), up to
+ * NSWAP2L_PROTO_MAX_PAGES keys: each but the last holds more than
+ * NSWAP2L_PROTO_MAX_PAGES - STORE_RUN_KEYS.
+ */
+#define BATCH_LEAST (NSWAP2L_PROTO_MAX_PAGES - STORE_RUN_KEYS + 1)
+#define MOVE_MAX_BATCHES ((MOVE_MAX_KEYS + BATCH_LEAST - 1) / BATCH_LEAST + 1)
+_Static_assert(MOVE_MAX_BATCHES <= 32, "a move's batches are bits of unanswered");
+
 #define KEY_STORED 1u			/* PEER_PUT answered OK */
 #define KEY_DROPPED 2u			/* freed here meanwhile */
 #define KEY_IN_MOVED 4u
@@ -84,6 +93,7 @@ struct move {
 	uint64_t keys[MOVE_MAX_KEYS];
 	uint8_t flags[MOVE_MAX_KEYS];
 	uint32_t first_tag, batches, unanswered;	/* bit i: batch i's PEER_PUT */
+	uint16_t batch_first[MOVE_MAX_BATCHES + 1];	/* its first key; then count */
 	bool moved_out;
 	bool lost;			/* its MOVED's connection closed unanswered: sent again */
 	uint32_t moved_tag;
@@ -429,8 +439,8 @@ static bool put_answered(struct peer *p, const struct proto_header *hdr, const u
 	m = move_of_batch(p->mig, p, hdr->tag, &batch);
 	if (!m)
 		return true;
-	first = batch * NSWAP2L_PROTO_MAX_PAGES;
-	end = m->count < first + NSWAP2L_PROTO_MAX_PAGES ? m->count : first + NSWAP2L_PROTO_MAX_PAGES;
+	first = m->batch_first[batch];
+	end = m->batch_first[batch + 1];
 	if (hdr->status != NSWAP2L_OK) {
 		log_info("peer %s: PEER_PUT refused (%s)", p->desc, proto_status_name(hdr->status));
 	} else {
@@ -780,11 +790,31 @@ static void ask(struct migration *mig, struct conn *conn, struct peer *p)
 /* The PEER_PUT messages of pages pages, as queued. */
 static size_t move_bytes(uint32_t pages)
 {
-	uint32_t batches = (pages + NSWAP2L_PROTO_MAX_PAGES - 1) / NSWAP2L_PROTO_MAX_PAGES;
+	uint32_t batches = (pages + BATCH_LEAST - 1) / BATCH_LEAST + 1;
 
 	return (size_t)pages * (PROTO_KEY_SIZE + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE) +
 	       (size_t)batches * (PROTO_HEADER_SIZE + PROTO_PEER_NS_SIZE + PROTO_MSG_MAC_SIZE +
 				  OUTQ_MIN_CHUNK);
+}
+
+/* Splits m's keys (whole runs, next to each other) into batches of whole runs. */
+static void split_batches(struct move *m)
+{
+	uint32_t first = 0, end, next;
+
+	m->batches = 0;
+	while (first < m->count) {
+		for (end = first; end < m->count; end = next) {
+			for (next = end + 1; next < m->count &&
+			     store_run(m->keys[next]) == store_run(m->keys[end]); next++)
+				;
+			if (next - first > NSWAP2L_PROTO_MAX_PAGES)
+				break;
+		}
+		m->batch_first[m->batches++] = (uint16_t)first;
+		first = end;
+	}
+	m->batch_first[m->batches] = (uint16_t)m->count;
 }
 
 /* PEER_PUT batches of up to want of ns's pages; returns the pages sent. */
@@ -822,7 +852,7 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 	memcpy(m->client, ns->account->client, sizeof(m->client));
 	memcpy(m->client_id, conn->peer_ns[p->index].client_id, sizeof(m->client_id));
 	peer_namespace(m, where);
-	m->batches = (m->count + NSWAP2L_PROTO_MAX_PAGES - 1) / NSWAP2L_PROTO_MAX_PAGES;
+	split_batches(m);
 	m->first_tag = p->next_tag;
 	m->next = mig->moves;
 	mig->moves = m;
@@ -830,11 +860,9 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 	srv->migrate_pending += m->count;
 	ns->move = m;
 	for (b = 0; b < m->batches; b++) {
-		uint32_t first = b * NSWAP2L_PROTO_MAX_PAGES, n = m->count - first;
+		uint32_t first = m->batch_first[b], n = m->batch_first[b + 1] - first;
 		bool ok;
 
-		if (n > NSWAP2L_PROTO_MAX_PAGES)
-			n = NSWAP2L_PROTO_MAX_PAGES;
 		for (i = 0; i < n; i++)
 			proto_put_key(keys, i, m->keys[first + i]);
 		store_get(&srv->pool, &ns->pages, keys, n, seals, pages);

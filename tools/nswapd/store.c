@@ -471,12 +471,6 @@ uint32_t store_pick_eviction(struct page_table *table, uint64_t *keys, uint32_t 
 	return n;
 }
 
-/* The first key of key's run (keys start at 1, so runs are (key - 1) / STORE_RUN_KEYS). */
-static uint64_t run_first(uint64_t key)
-{
-	return ((key - 1) & ~(uint64_t)(STORE_RUN_KEYS - 1)) + 1;
-}
-
 uint32_t store_pick_runs(const struct page_pool *pool, struct page_table *table, uint64_t *keys,
 			 uint32_t want, uint32_t max)
 {
@@ -490,9 +484,10 @@ uint32_t store_pick_runs(const struct page_pool *pool, struct page_table *table,
 		bool picked = false;
 
 		if (entry->key != PAGE_TABLE_EMPTY) {
-			first = run_first(entry->key);
+			/* keys start at 1: so do runs */
+			first = store_run(entry->key) * STORE_RUN_KEYS + 1;
 			for (i = 0; i < n && !picked; i++)
-				picked = run_first(keys[i]) == first;
+				picked = store_run(keys[i]) == store_run(entry->key);
 		}
 		if (entry->key == PAGE_TABLE_EMPTY || picked) {
 			table->evict_cursor = (table->evict_cursor + 1) & table->mask;

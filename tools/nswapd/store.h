@@ -104,6 +104,13 @@ uint32_t store_pick_eviction(struct page_table *table, uint64_t *keys, uint32_t 
  * (key - 1) / STORE_RUN_KEYS (the kernel's NETRAM_PARITY_RUN).
  */
 #define STORE_RUN_KEYS 16
+
+/* The run of key. */
+static inline uint64_t store_run(uint64_t key)
+{
+	return (key - 1) / STORE_RUN_KEYS;
+}
+
 /*
  * Like store_pick_eviction(), but whole runs: with each key picked, every
  * held key of its run, next to each other in key order.  Picks runs until
