@@ -5,14 +5,29 @@ a client with NSWAP2L_CAP_MOVED (caps.py's sessions) connected to servers
 A and B.
 
 33-peer-client.py move PORT_A PORT_B --key-file K --client NAME --shrink FILE
-    stores keys 0-99 on A, then writes "MemAvailable: 0 kB" into FILE (A's
+    stores keys 0-99 on A and key 50 on B too, with other bytes (a mirror's
+    other copy), then writes "MemAvailable: 0 kB" into FILE (A's
     --memavailable-file) and serves A: ASK_NAMESPACE naming B gets its
     namespace there (with a FREE of key 7 in the same write, so that it
     comes while the PEER_PUTs are in flight), any other server NOENT; a
-    MOVED must name B and that namespace, not key 7; the reply refuses key
-    9.  Then B must give back every other key with its seal and page, A
-    none of them; key 9 stays on A; keys 7 and 9 end up freed on B.
+    MOVED must name B and that namespace, not key 7 nor key 50 (held on B
+    already); the reply refuses key 9.  Then B must give back every other
+    key with its seal and page, A none of them; keys 9 and 50 stay on A;
+    keys 7 and 9 end up freed on B, key 50 keeps B's bytes there.
     Prints "asked=N moved=N taken=N".
+33-peer-client.py lost PORT_A PORT_B --key-file K --client NAME --shrink FILE
+    a MOVED whose reply is lost: writes "MemAvailable: 8388608 kB" into
+    FILE, stores keys 200-231 on A (namespace a2), then writes 0 kB again;
+    at A's MOVED it closes the connection unanswered, connects again in the
+    same namespace, and A must send the same MOVED again (no ASK_NAMESPACE:
+    it knows), which it answers refusing key 201.  Then B gives back every
+    other key, A none of them; key 201 stays on A and is freed on B.
+    Prints "lost: moved=N again=N".
+33-peer-client.py gone PORT_A PORT_B --key-file K --client NAME --shrink FILE --wait S
+    the same with keys 300-315 (namespace a3), but the owner never comes
+    back: S seconds later (past A's --grace) B must still give back every
+    key with its seal and page (which the owner may have taken).
+    Prints "gone: moved=N kept=N".
 33-peer-client.py peer PORT --key-file K        (K: a peer key)
     a peer session: prints "peer=ok" when it authenticates, "peer=refused"
     when the server refuses the key; then, with the key right, a PUT in it
@@ -35,8 +50,12 @@ CAP_MOVED, CAP_PEER = 1 << 4, 1 << 5
 CAPACITY, ASK_NAMESPACE, MOVED, PEER_PUT = 6, 8, 9, 10
 REPLY = caps.REPLY
 HELLO_REPLY_SIZE, SERVER_ID_SIZE = 48, 16
-FREED_IN_FLIGHT, REFUSED = 7, 9
+FREED_IN_FLIGHT, REFUSED, MIRRORED = 7, 9, 50
 KEYS = list(range(100))
+# the other copy of MIRRORED, on B: bytes of its own
+B_SEAL, B_PAGE = b"\xbb" * caps.SEAL_SIZE, b"\xbb" * caps.PAGE_SIZE
+LOST_KEYS, LOST_REFUSED = list(range(200, 232)), 201
+GONE_KEYS = list(range(300, 316))
 
 
 class MovedConn(Conn):
@@ -102,10 +121,10 @@ def get_until(conn, keys, status, seconds=10):
 
 
 def serve_moves(conn_a, b_id, id_b):
-    """Answers A until every key but the one freed was MOVED; returns (asks, moved, taken)."""
+    """Answers A until every key but the freed and mirrored ones was MOVED; returns (asks, moved, taken)."""
     asked, moved, taken = 0, [], []
     conn_a.sock.settimeout(20)
-    while len(moved) < len(KEYS) - 1:
+    while len(moved) < len(KEYS) - 2:
         fields, payload, _ = conn_a.recv()
         mtype, tag, count = fields[1], fields[3], fields[4]
         if mtype == ASK_NAMESPACE:
@@ -123,6 +142,8 @@ def serve_moves(conn_a, b_id, id_b):
             keys = list(struct.unpack("<%dQ" % count, payload[32:]))
             if FREED_IN_FLIGHT in keys:
                 raise Failed("MOVED names key %d, freed while it moved" % FREED_IN_FLIGHT)
+            if MIRRORED in keys:
+                raise Failed("MOVED names key %d, held on B already" % MIRRORED)
             refused = [k for k in keys if k == REFUSED]
             moved += keys
             taken += [k for k in keys if k not in refused]
@@ -142,10 +163,11 @@ def move(args):
         raise Failed("A and B have the same server id")
     conn_a.request(caps.PUT, 64, put_payload(KEYS[:64], []), caps.OK)
     conn_a.request(caps.PUT, 36, put_payload(KEYS[64:], []), caps.OK)
+    conn_b.request(caps.PUT, 1, keys_bytes([MIRRORED]) + B_SEAL + B_PAGE, caps.OK)
     with open(args.shrink, "w") as f:
         f.write("MemAvailable: 0 kB\n")
     asked, moved, taken = serve_moves(conn_a, b_id, id_b)
-    if moved != [k for k in KEYS if k != FREED_IN_FLIGHT]:
+    if moved != [k for k in KEYS if k not in (FREED_IN_FLIGHT, MIRRORED)]:
         raise Failed("MOVED keys: %s" % moved)
     for first in range(0, len(taken), 64):
         batch = taken[first:first + 64]
@@ -156,10 +178,92 @@ def move(args):
             get_until(conn_a, [k], caps.ERR_NOENT)
     if get_until(conn_a, [REFUSED], caps.OK) != seal_of(REFUSED) + page_of(REFUSED):
         raise Failed("the refused key changed on A")
+    if get_until(conn_a, [MIRRORED], caps.OK) != seal_of(MIRRORED) + page_of(MIRRORED):
+        raise Failed("the mirrored key changed on A")
+    # a while for a PEER_FREE that should not come
+    time.sleep(1)
+    if get_until(conn_b, [MIRRORED], caps.OK) != B_SEAL + B_PAGE:
+        raise Failed("the other copy on B was overwritten")
     get_until(conn_b, [REFUSED], caps.ERR_NOENT)
     get_until(conn_b, [FREED_IN_FLIGHT], caps.ERR_NOENT)
     get_until(conn_a, [FREED_IN_FLIGHT], caps.ERR_NOENT)
     print("asked=%d moved=%d taken=%d" % (asked, len(moved), len(taken)))
+
+
+def moved_then_closed(args, id_a, id_b, keys):
+    """Stores keys on A, shrinks it, closes the connection at its MOVED; returns (conn_b, b_id, MOVED keys)."""
+    with open(args.shrink, "w") as f:
+        f.write("MemAvailable: 8388608 kB\n")
+    conn_b = session(args.port_b, args, id_b, CAP_MOVED)
+    conn_a = session(args.port_a, args, id_a, CAP_MOVED)
+    b_id = conn_b.server_id()
+    # A takes pages again once its next tick reads the memory back
+    deadline = time.time() + 10
+    while True:
+        tag = conn_a.send(caps.PUT, len(keys), put_payload(keys, []))
+        fields, _, _ = conn_a.recv()
+        while fields[1] == CAPACITY:
+            fields, _, _ = conn_a.recv()
+        if fields[3] == tag and fields[6] == caps.OK:
+            break
+        if time.time() > deadline:
+            raise Failed("A takes no pages again: status %d" % fields[6])
+        time.sleep(0.2)
+    with open(args.shrink, "w") as f:
+        f.write("MemAvailable: 0 kB\n")
+    first = None
+    conn_a.sock.settimeout(20)
+    while first is None:
+        fields, payload, _ = conn_a.recv()
+        mtype, tag, count = fields[1], fields[3], fields[4]
+        if mtype == ASK_NAMESPACE:
+            status, answer = (caps.OK, id_b) if payload == b_id else (caps.ERR_NOENT, b"")
+            conn_a.sock.sendall(conn_a.answer(ASK_NAMESPACE, tag, status, 0, answer))
+        elif mtype == MOVED:
+            first = sorted(struct.unpack("<%dQ" % count, payload[32:]))
+        elif mtype != CAPACITY:
+            raise Failed("unexpected message type %#x from A" % mtype)
+    # the reply is lost with the connection
+    conn_a.sock.close()
+    return conn_b, b_id, first
+
+
+def lost(args):
+    id_a, id_b = bytes.fromhex("%032x" % 0xa2), bytes.fromhex("%032x" % 0xb2)
+    conn_b, b_id, first = moved_then_closed(args, id_a, id_b, LOST_KEYS)
+    conn_a = session(args.port_a, args, id_a, CAP_MOVED)
+    conn_a.sock.settimeout(20)
+    while True:
+        fields, payload, _ = conn_a.recv()
+        mtype, tag, count = fields[1], fields[3], fields[4]
+        if mtype == MOVED:
+            break
+        if mtype != CAPACITY:
+            raise Failed("unexpected message type %#x from A, not MOVED again" % mtype)
+    again = sorted(struct.unpack("<%dQ" % count, payload[32:]))
+    if payload[:16] != b_id or payload[16:32] != id_b or again != first:
+        raise Failed("MOVED sent again names other keys or another place: %s, first %s" %
+                     (again, first))
+    conn_a.sock.sendall(conn_a.answer(MOVED, tag, caps.OK, 1, keys_bytes([LOST_REFUSED])))
+    taken = [k for k in again if k != LOST_REFUSED]
+    for k in taken:
+        if get_until(conn_b, [k], caps.OK) != seal_of(k) + page_of(k):
+            raise Failed("B gives back another seal or page for key %d" % k)
+        get_until(conn_a, [k], caps.ERR_NOENT)
+    if get_until(conn_a, [LOST_REFUSED], caps.OK) != seal_of(LOST_REFUSED) + page_of(LOST_REFUSED):
+        raise Failed("the refused key changed on A")
+    get_until(conn_b, [LOST_REFUSED], caps.ERR_NOENT)
+    print("lost: moved=%d again=%d" % (len(first), len(again)))
+
+
+def gone(args):
+    id_a, id_b = bytes.fromhex("%032x" % 0xa3), bytes.fromhex("%032x" % 0xb3)
+    conn_b, _, first = moved_then_closed(args, id_a, id_b, GONE_KEYS)
+    time.sleep(args.wait)
+    for k in first:
+        if get_until(conn_b, [k], caps.OK) != seal_of(k) + page_of(k):
+            raise Failed("B gives back another seal or page for key %d" % k)
+    print("gone: moved=%d kept=%d" % (len(first), len(first)))
 
 
 def peer(args):
@@ -187,17 +291,18 @@ def client_peer_put(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("move", "peer", "client-peer-put"))
+    parser.add_argument("what", choices=("move", "lost", "gone", "peer", "client-peer-put"))
     parser.add_argument("ports", type=int, nargs="+")
     parser.add_argument("--key-file", required=True)
     parser.add_argument("--client", default="default")
     parser.add_argument("--shrink")
+    parser.add_argument("--wait", type=float, default=0)
     args = parser.parse_args()
     args.key = open(args.key_file, "rb").read()
     try:
-        if args.what == "move":
+        if args.what in ("move", "lost", "gone"):
             args.port_a, args.port_b = args.ports
-            move(args)
+            {"move": move, "lost": lost, "gone": gone}[args.what](args)
         else:
             args.port = args.ports[0]
             (peer if args.what == "peer" else client_peer_put)(args)

@@ -4,10 +4,16 @@
 # NSWAP2L_CAP_MOVED stores 100 pages on A; A's memory goes (its
 # --memavailable-file says 0): A asks the client its namespace on B, puts
 # the pages there as stored, and MOVEs them; the client refuses one and
-# frees another while it moves.  B then gives back every page taken with
+# frees another while it moves; one it stored on B too (a mirror's other
+# copy) is left there as it was, named back by B's PEER_PUT reply, and is
+# neither MOVED nor freed on B.  B then gives back every page taken with
 # its seal, A holds none of them, the refused one stays on A, and the
 # freed and refused ones are freed on B; a client without CAP_MOVED is
-# asked for its pages back (EVICT) meanwhile.  A wrong peer key is
+# asked for its pages back (EVICT) meanwhile.  A MOVED whose connection
+# closes unanswered is sent again when the owner connects again, and its
+# answer settled as the first would have been; if the owner does not come
+# back within A's --grace, the pages stay on B (the owner may have taken
+# them: freeing them there could lose them).  A wrong peer key is
 # refused, whether a server or a script gives it; a PEER_PUT in a client
 # session and a PUT in a peer session close them.
 source "$(dirname "$0")/lib.sh"
@@ -36,7 +42,8 @@ echo "MemAvailable: 8388608 kB" >"$WORK/mem"
 start_server b --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
 	--listen "127.0.0.1:$PORT_B" --peer "127.0.0.1:$PORT_A"
 start_server a --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
-	--listen "127.0.0.1:$PORT_A" --peer "127.0.0.1:$PORT_B" --memavailable-file "$WORK/mem"
+	--listen "127.0.0.1:$PORT_A" --peer "127.0.0.1:$PORT_B" --memavailable-file "$WORK/mem" \
+	--grace 15
 
 # peer_field NAME FIELD: of the server's only peer
 peer_field() {
@@ -68,13 +75,30 @@ out=$(python3 "${PEER_CLIENT[@]}" move "$PORT_A" "$PORT_B" --key-file "$WORK/cli
 log "$out"
 wait "$evict_pid" || fail "serve-evict: $(tail -n 3 "$WORK/evict.out")"
 grep -Eq "serve-evict: [0-9]+ EVICT messages, 20 keys freed" "$WORK/evict.out" || fail "the client without CAP_MOVED was not asked its pages back: $(tail -n 3 "$WORK/evict.out")"
-assert_eq "$out" "asked=1 moved=99 taken=98" "what the owner was asked and took"
-assert_eq "$(stat_field a pages_migrated_out)" 98 "pages migrated out of A"
+assert_eq "$out" "asked=1 moved=98 taken=97" "what the owner was asked and took"
+assert_eq "$(stat_field a pages_migrated_out)" 97 "pages migrated out of A"
 assert_eq "$(stat_field a moves_refused)" 1 "keys A's owner refused"
-assert_eq "$(stat_field b pages_migrated_in)" 100 "pages B took from A (the freed one too)"
-assert_eq "$(stat_field a held_pages)" 1 "pages A holds: the refused one"
-assert_eq "$(ns_field b "$(client_id b1)" pages)" 98 "pages of the namespace on B"
+assert_eq "$(stat_field b pages_migrated_in)" 99 "pages B took from A (the freed one too, not the mirrored one)"
+assert_eq "$(stat_field a held_pages)" 2 "pages A holds: the refused and the mirrored ones"
+assert_eq "$(ns_field b "$(client_id b1)" pages)" 98 "pages of the namespace on B: the taken ones and the other copy"
 assert_log a "moving 100 pages to peer 127.0.0.1:$PORT_B"
+assert_log a "1 keys of client alice held there already, not moved"
+
+# a MOVED reply lost with its connection: sent again on the next one
+out=$(python3 "${PEER_CLIENT[@]}" lost "$PORT_A" "$PORT_B" --key-file "$WORK/clients/alice" \
+	--client alice --shrink "$WORK/mem" 2>&1) || fail "lost MOVED reply: $out"
+log "$out"
+assert_eq "$out" "lost: moved=32 again=32" "the MOVED sent again"
+assert_eq "$(stat_field a pages_migrated_out)" 128 "pages migrated out of A"
+assert_eq "$(ns_field b "$(client_id b2)" pages)" 31 "pages of the second namespace on B"
+assert_log a "MOVED of 32 pages sent again"
+
+# a MOVED reply lost with an owner that does not come back: the pages stay on B
+out=$(python3 "${PEER_CLIENT[@]}" gone "$PORT_A" "$PORT_B" --key-file "$WORK/clients/alice" \
+	--client alice --shrink "$WORK/mem" --wait 18 2>&1) || fail "owner gone: $out"
+log "$out"
+assert_eq "$out" "gone: moved=16 kept=16" "pages kept on B"
+assert_log a "namespace $(client_id a3) of client alice: gone before its MOVED was answered; 16 pages left on peer"
 
 # the peer key is checked, and a session is a peer's or a client's, not both
 out=$(python3 "${PEER_CLIENT[@]}" peer "$PORT_B" --key-file "$WORK/wrong.key" 2>&1) ||

@@ -515,15 +515,19 @@ static void handle_free(struct conn *conn, const struct proto_request *req)
 /*
  * PEER_PUT: the pages go into the client's namespace as if it had PUT them,
  * within its quota and the server's room; the namespace is made if need be
- * and then lives out the grace period unless the client connects.
+ * and then lives out the grace period unless the client connects.  A key
+ * held there already stays as it was (a mirror's other copy: the client
+ * refuses the move, and the mover must not free it), and the reply names it.
  */
 static void handle_peer_put(struct conn *conn, const struct proto_request *req)
 {
 	struct server *srv = conn->srv;
 	const char *name = req->peer_ns.client_name;
+	uint8_t held[NSWAP2L_PROTO_MAX_PAGES * PROTO_KEY_SIZE], encoded[PROTO_HEADER_SIZE];
+	struct proto_header hdr;
 	struct namespace *ns;
 	size_t used_before;
-	uint32_t status = NSWAP2L_ERR_NOSPC;
+	uint32_t status = NSWAP2L_ERR_NOSPC, nr_held = 0;
 
 	if (!srv->cfg.insecure && !auth_find_key(&srv->cfg.keys, name)) {
 		log_warn_peer("peer %s: PEER_PUT for client '%s', who has no key here", conn->peer,
@@ -534,14 +538,21 @@ static void handle_peer_put(struct conn *conn, const struct proto_request *req)
 	ns = server_peer_namespace(srv, name, req->peer_ns.client_id);
 	if (ns) {
 		used_before = ns->pages.used;
-		if (store_put(&srv->pool, &ns->pages, req->keys, req->seals, req->pages,
-			      req->hdr.count, server_client_room(srv, ns)) == STORE_OK) {
-			srv->pages_migrated_in += req->hdr.count;
+		if (store_put_new(&srv->pool, &ns->pages, req->keys, req->seals, req->pages,
+				  req->hdr.count, server_client_room(srv, ns), held,
+				  &nr_held) == STORE_OK) {
+			srv->pages_migrated_in += req->hdr.count - nr_held;
 			status = NSWAP2L_OK;
+		} else {
+			nr_held = 0;
 		}
 		server_pages_changed(ns, used_before);
 	}
-	queue_reply(conn, &req->hdr, status, 0);
+	hdr = reply_header(conn, &req->hdr, status, nr_held * PROTO_KEY_SIZE);
+	hdr.count = nr_held;
+	queue_header(conn, &hdr, encoded);
+	if (nr_held)
+		queue(conn, held, nr_held * PROTO_KEY_SIZE);
 }
 
 static void handle_peer_free(struct conn *conn, const struct proto_request *req)

@@ -3,7 +3,8 @@
  * libFuzzer target: the message parser on its own, and a whole connection
  * (conn.c over an in-memory page store, with server ticks under changing
  * memory) fed the input as a client's or a peer server's byte stream (the
- * peer key is the client key).  Input layout:
+ * peer key is the client key), and the check of a peer's messages to the
+ * mover.  Input layout:
  * fuzz_input.h.  Besides crashes and sanitizer reports, it checks that
  * every message the server sends is well-formed and that the page counts
  * agree.
@@ -55,6 +56,29 @@ static void fuzz_parser_alone(const uint8_t *data, size_t size, uint64_t caps)
 	}
 }
 
+/*
+ * The same bytes as a peer's messages to the mover (peer.c): framed by
+ * their length within the mover's buffer, each checked; a valid PEER_PUT
+ * reply's keys fill its payload.
+ */
+static void fuzz_peer_messages_alone(const uint8_t *data, size_t size)
+{
+	struct proto_header hdr;
+
+	while (size >= PROTO_HEADER_SIZE) {
+		proto_decode_header(data, &hdr);
+		if (hdr.length > NSWAP2L_PROTO_MAX_PAGES * PROTO_KEY_SIZE ||
+		    size - PROTO_HEADER_SIZE < hdr.length)
+			return;
+		if (!proto_check_peer_message(&hdr, data + PROTO_HEADER_SIZE) &&
+		    hdr.type == (NSWAP2L_MSG_PEER_PUT | NSWAP2L_MSG_REPLY))
+			FUZZ_ASSERT(hdr.length == (hdr.status == NSWAP2L_OK ? hdr.count * PROTO_KEY_SIZE :
+						   0));
+		data += PROTO_HEADER_SIZE + hdr.length;
+		size -= PROTO_HEADER_SIZE + hdr.length;
+	}
+}
+
 /* The peer's view of the server's messages: in a session since its AUTH reply. */
 static bool peer_session;
 static uint64_t peer_rx_seq;
@@ -90,6 +114,9 @@ static void drain_output(struct conn *conn)
 			FUZZ_ASSERT(hdr.length == hdr.count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE));
 		if (hdr.type == NSWAP2L_MSG_EVICT)
 			FUZZ_ASSERT(hdr.tag && hdr.count && hdr.length == hdr.count * PROTO_KEY_SIZE);
+		/* what the mover takes: a PEER_PUT reply names only keys held there already */
+		if (hdr.type == (NSWAP2L_MSG_PEER_PUT | NSWAP2L_MSG_REPLY))
+			FUZZ_ASSERT(!proto_check_peer_message(&hdr, stream + pos + PROTO_HEADER_SIZE));
 		if (peer_session) {
 			uint8_t mac[NSWAP2L_PROTO_MSG_MAC_SIZE];
 			size_t size = PROTO_HEADER_SIZE + hdr.length;
@@ -194,6 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_PUT_FREES);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_MOVED);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_PEER);
+	fuzz_peer_messages_alone(data, size);
 
 	cfg.have_peer_key = true;
 	cfg.peer_key.len = sizeof(fuzz_key);

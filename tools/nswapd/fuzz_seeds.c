@@ -267,7 +267,8 @@ int main(int argc, char **argv)
 	write_seed(argv[1], "put-frees", &s);
 
 	/*
-	 * a peer server: PEER_PUTs (one the same again, one past --max),
+	 * a peer server: PEER_PUTs (one the same again and one in part:
+	 * their replies name the keys held already; one past --max),
 	 * PEER_FREE, then a PUT, which a peer never sends
 	 */
 	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
@@ -275,6 +276,7 @@ int main(int argc, char **argv)
 	handshake(&s, true, NSWAP2L_CAP_PEER | NSWAP2L_CAP_MOVED);
 	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 10, "alice", 5, 3);
 	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 11, "alice", 5, 3);
+	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 16, "alice", 6, 4);
 	peer_keys(&s, NSWAP2L_MSG_PEER_FREE, 12, "alice", 4, 2);
 	peer_keys(&s, NSWAP2L_MSG_PEER_PUT, 13, "bob", 20, 8);
 	peer_keys(&s, NSWAP2L_MSG_PEER_FREE, 14, "nobody", 4, 2);

@@ -22,13 +22,25 @@
 #include "peer.h"
 #include "server.h"
 
-/* The largest message a peer sends: a HELLO reply with the server id, and its MAC. */
-#define PEER_IN_SIZE (PROTO_HEADER_SIZE + PROTO_HELLO_REPLY_MOVED_SIZE + PROTO_MSG_MAC_SIZE)
+/* The largest message a peer sends: a PEER_PUT reply naming every key, and its MAC. */
+#define PEER_IN_SIZE (PROTO_HEADER_SIZE + NSWAP2L_PROTO_MAX_PAGES * PROTO_KEY_SIZE + \
+		      PROTO_MSG_MAC_SIZE)
+_Static_assert(PEER_IN_SIZE >= PROTO_HEADER_SIZE + PROTO_HELLO_REPLY_MOVED_SIZE,
+	       "a peer's HELLO reply fits");
 #define PEER_SEND_IOVECS 16
 
 enum peer_state { PEER_DOWN, PEER_CONNECTING, PEER_HELLO, PEER_AUTH, PEER_READY };
 
 struct migration;
+
+/* Keys to free on a peer that was down: sent when it is back, if it was not restarted. */
+struct pending_free {
+	struct pending_free *next;
+	uint8_t server_id[NSWAP2L_PROTO_SERVER_ID_SIZE];	/* the peer that stored them */
+	uint8_t ns[PROTO_PEER_NS_SIZE];
+	uint32_t count;
+	uint8_t keys[];
+};
 
 struct peer {
 	struct migration *mig;
@@ -50,24 +62,40 @@ struct peer {
 	uint64_t free_pages;		/* from its last message */
 	uint32_t next_tag;
 	uint64_t in_flight;		/* pages of moves in their PUT phase */
+	struct pending_free *frees;	/* while it is down */
+	uint32_t pending_keys;		/* in frees, at most PEER_FREE_PENDING_MAX */
 };
+
+/*
+ * PEER_PUT batches of whole runs (one refused cannot split a run), up to
+ * NSWAP2L_PROTO_MAX_PAGES keys: each but the last holds more than
+ * NSWAP2L_PROTO_MAX_PAGES - STORE_RUN_KEYS.
+ */
+#define BATCH_LEAST (NSWAP2L_PROTO_MAX_PAGES - STORE_RUN_KEYS + 1)
+#define MOVE_MAX_BATCHES ((MOVE_MAX_KEYS + BATCH_LEAST - 1) / BATCH_LEAST + 1)
+_Static_assert(MOVE_MAX_BATCHES <= 32, "a move's batches are bits of unanswered");
 
 #define KEY_STORED 1u			/* PEER_PUT answered OK */
 #define KEY_DROPPED 2u			/* freed here meanwhile */
 #define KEY_IN_MOVED 4u
+#define KEY_HELD_THERE 8u		/* the peer held it already: not ours there */
 
 struct move {
 	struct move *next;		/* in mig->moves */
 	struct peer *peer;
+	uint8_t peer_id[NSWAP2L_PROTO_SERVER_ID_SIZE];	/* the peer's server id when it started */
 	struct conn *conn;		/* NULL once closed */
-	struct namespace *ns;		/* NULL once its connection closed */
+	/* NULL once its connection closed, unless it waits for the owner to come back */
+	struct namespace *ns;
 	char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE];
 	uint8_t client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];	/* its namespace on the peer */
 	uint32_t count;
 	uint64_t keys[MOVE_MAX_KEYS];
 	uint8_t flags[MOVE_MAX_KEYS];
 	uint32_t first_tag, batches, unanswered;	/* bit i: batch i's PEER_PUT */
+	uint16_t batch_first[MOVE_MAX_BATCHES + 1];	/* its first key; then count */
 	bool moved_out;
+	bool lost;			/* its MOVED's connection closed unanswered: sent again */
 	uint32_t moved_tag;
 };
 
@@ -77,6 +105,7 @@ struct migration {
 	struct peer peers[MAX_PEERS];
 	unsigned int count;
 	struct move *moves;
+	unsigned int lost_moves;	/* moves with lost set, at most MOVES_LOST_MAX */
 	uint32_t next_tag;		/* of ASK_NAMESPACE and MOVED */
 };
 
@@ -197,7 +226,73 @@ static void peer_namespace(const struct move *m, uint8_t out[PROTO_PEER_NS_SIZE]
 	memcpy(out + NSWAP2L_PROTO_CLIENT_NAME_SIZE, m->client_id, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 }
 
-/* PEER_FREE of the move's keys stored on the peer and not taken by the owner. */
+static bool send_peer_free(struct peer *p, const uint8_t *ns, const uint8_t *keys, uint32_t n)
+{
+	if (!peer_begin(p, NSWAP2L_MSG_PEER_FREE, p->next_tag++, n, PROTO_PEER_NS_SIZE +
+			n * PROTO_KEY_SIZE) || !peer_queue(p, ns, PROTO_PEER_NS_SIZE) ||
+	    !peer_queue(p, keys, n * PROTO_KEY_SIZE) || !peer_end(p)) {
+		peer_down(p, "out of memory for PEER_FREE");
+		return false;
+	}
+	return true;
+}
+
+/* Keeps keys to free on a peer that is down, within PEER_FREE_PENDING_MAX. */
+static void keep_free(struct peer *p, const uint8_t *peer_id, const uint8_t *ns,
+		      const uint8_t *keys, uint32_t n)
+{
+	struct pending_free *f = NULL;
+
+	if (p->pending_keys + n <= PEER_FREE_PENDING_MAX)
+		f = malloc(sizeof(*f) + (size_t)n * PROTO_KEY_SIZE);
+	if (!f) {
+		/* they stay there until the client's namespace there ends */
+		log_warn("peer %s: down, %u moved pages left there unfreed (%u waiting already)",
+			 p->desc, n, p->pending_keys);
+		return;
+	}
+	memcpy(f->server_id, peer_id, sizeof(f->server_id));
+	memcpy(f->ns, ns, sizeof(f->ns));
+	f->count = n;
+	memcpy(f->keys, keys, (size_t)n * PROTO_KEY_SIZE);
+	f->next = p->frees;
+	p->frees = f;
+	p->pending_keys += n;
+	log_debug("peer %s: down, %u moved pages freed there once it is back", p->desc, n);
+}
+
+/* The peer is back: the frees it missed, unless it restarted (its pages are gone). */
+static void send_kept_frees(struct peer *p)
+{
+	struct pending_free *f;
+
+	while ((f = p->frees)) {
+		p->frees = f->next;
+		p->pending_keys -= f->count;
+		if (!memcmp(f->server_id, p->ch.server_id, sizeof(f->server_id)) &&
+		    p->state == PEER_READY)
+			send_peer_free(p, f->ns, f->keys, f->count);
+		free(f);
+	}
+	if (p->state == PEER_READY)
+		peer_flush(p);
+}
+
+static void drop_kept_frees(struct peer *p)
+{
+	struct pending_free *f;
+
+	while ((f = p->frees)) {
+		p->frees = f->next;
+		free(f);
+	}
+	p->pending_keys = 0;
+}
+
+/*
+ * PEER_FREE of the move's keys its PEER_PUTs stored on the peer (never one
+ * held there already: another copy) and the owner did not take.
+ */
 static void peer_free_left(struct move *m, const bool *taken)
 {
 	uint8_t ns[PROTO_PEER_NS_SIZE], keys[MOVE_MAX_KEYS * PROTO_KEY_SIZE];
@@ -209,19 +304,16 @@ static void peer_free_left(struct move *m, const bool *taken)
 			proto_put_key(keys, n++, m->keys[i]);
 	if (!n)
 		return;
-	/* a peer gone away keeps them until the namespace's grace period ends there */
-	if (p->state != PEER_READY) {
-		log_debug("peer %s: down, %u moved pages not freed there", p->desc, n);
-		return;
-	}
 	peer_namespace(m, ns);
-	if (!peer_begin(p, NSWAP2L_MSG_PEER_FREE, p->next_tag++, n, PROTO_PEER_NS_SIZE +
-			n * PROTO_KEY_SIZE) || !peer_queue(p, ns, sizeof(ns)) ||
-	    !peer_queue(p, keys, n * PROTO_KEY_SIZE) || !peer_end(p)) {
-		peer_down(p, "out of memory for PEER_FREE");
+	if (p->state != PEER_READY) {
+		keep_free(p, m->peer_id, ns, keys, n);
 		return;
 	}
-	peer_flush(p);
+	/* restarted since: the pages it stored are gone with it */
+	if (memcmp(m->peer_id, p->ch.server_id, sizeof(m->peer_id)))
+		return;
+	if (send_peer_free(p, ns, keys, n))
+		peer_flush(p);
 }
 
 static void move_end(struct migration *mig, struct move *m)
@@ -232,6 +324,8 @@ static void move_end(struct migration *mig, struct move *m)
 		;
 	*link = m->next;
 	mig->srv->migrate_pending -= m->count;
+	if (m->lost)
+		mig->lost_moves--;
 	if (m->ns)
 		m->ns->move = NULL;
 	free(m);
@@ -260,7 +354,7 @@ static void move_puts_done(struct migration *mig, struct move *m)
 		m->flags[i] |= KEY_IN_MOVED;
 		proto_put_key(keys, n++, m->keys[i]);
 	}
-	memcpy(where.server_id, m->peer->ch.server_id, sizeof(where.server_id));
+	memcpy(where.server_id, m->peer_id, sizeof(where.server_id));
 	memcpy(where.client_id, m->client_id, sizeof(where.client_id));
 	m->moved_tag = next_client_tag(mig);
 	if (n && m->conn && conn_send_moved(m->conn, m->moved_tag, &where, keys, n)) {
@@ -325,23 +419,51 @@ static struct move *move_of_batch(struct migration *mig, const struct peer *p, u
 	return NULL;
 }
 
-static void put_answered(struct peer *p, const struct proto_header *hdr)
+/* The index in m->keys[first, end) of key, or end. */
+static uint32_t key_index(const struct move *m, uint32_t first, uint32_t end, uint64_t key)
 {
+	while (first < end && m->keys[first] != key)
+		first++;
+	return first;
+}
+
+/*
+ * Its keys are stored there but those it names, held there already: they
+ * stay out of the MOVED and are never freed there (not ours).
+ */
+static bool put_answered(struct peer *p, const struct proto_header *hdr, const uint8_t *held)
+{
+	uint32_t batch, i, first, end;
 	struct move *m;
-	uint32_t batch, i;
 
 	m = move_of_batch(p->mig, p, hdr->tag, &batch);
 	if (!m)
-		return;
-	m->unanswered &= ~(1u << batch);
-	if (hdr->status == NSWAP2L_OK)
-		for (i = batch * NSWAP2L_PROTO_MAX_PAGES;
-		     i < m->count && i < (batch + 1) * NSWAP2L_PROTO_MAX_PAGES; i++)
-			m->flags[i] |= KEY_STORED;
-	else
+		return true;
+	first = m->batch_first[batch];
+	end = m->batch_first[batch + 1];
+	if (hdr->status != NSWAP2L_OK) {
 		log_info("peer %s: PEER_PUT refused (%s)", p->desc, proto_status_name(hdr->status));
+	} else {
+		for (i = 0; i < hdr->count; i++)
+			if (key_index(m, first, end, proto_key(held, i)) == end) {
+				peer_down(p, "PEER_PUT reply names a key not sent");
+				return false;
+			}
+		for (i = first; i < end; i++)
+			m->flags[i] |= KEY_STORED;
+		for (i = 0; i < hdr->count; i++) {
+			uint32_t k = key_index(m, first, end, proto_key(held, i));
+
+			m->flags[k] = (m->flags[k] & ~KEY_STORED) | KEY_HELD_THERE;
+		}
+		if (hdr->count)
+			log_info("peer %s: %u keys of client %s held there already, not moved",
+				 p->desc, hdr->count, m->client);
+	}
+	m->unanswered &= ~(1u << batch);
 	if (!m->unanswered)
 		move_puts_done(p->mig, m);
+	return true;
 }
 
 /* The peer's answer to our HELLO: AUTH with our proof of the peer key. */
@@ -399,6 +521,7 @@ static void auth_answered(struct peer *p, const uint8_t *msg, const struct proto
 	p->free_pages = hdr->free_pages;
 	log_info("peer %s: connected, it can take %llu pages", p->desc,
 		 (unsigned long long)p->free_pages);
+	send_kept_frees(p);
 }
 
 /* One whole message; false when the peer went down over it. */
@@ -424,12 +547,13 @@ static bool peer_message(struct peer *p, const uint8_t *msg, size_t size)
 		auth_answered(p, msg, &hdr);
 		break;
 	default:
+		if (proto_check_peer_message(&hdr, msg + PROTO_HEADER_SIZE)) {
+			peer_down(p, proto_check_peer_message(&hdr, msg + PROTO_HEADER_SIZE));
+			return false;
+		}
 		p->free_pages = hdr.free_pages;
 		if (hdr.type == (NSWAP2L_MSG_PEER_PUT | NSWAP2L_MSG_REPLY))
-			put_answered(p, &hdr);
-		else if (hdr.type != (NSWAP2L_MSG_PEER_FREE | NSWAP2L_MSG_REPLY) &&
-			 hdr.type != NSWAP2L_MSG_CAPACITY)
-			peer_down(p, "unexpected message");
+			return put_answered(p, &hdr, msg + PROTO_HEADER_SIZE);
 		break;
 	}
 	return p->state != PEER_DOWN;
@@ -569,6 +693,7 @@ void migrate_destroy(struct server *srv)
 		if (mig->peers[i].fd >= 0)
 			close(mig->peers[i].fd);
 		outq_clear(&mig->peers[i].out);
+		drop_kept_frees(&mig->peers[i]);
 	}
 	close(mig->epfd);
 	free(mig);
@@ -665,11 +790,31 @@ static void ask(struct migration *mig, struct conn *conn, struct peer *p)
 /* The PEER_PUT messages of pages pages, as queued. */
 static size_t move_bytes(uint32_t pages)
 {
-	uint32_t batches = (pages + NSWAP2L_PROTO_MAX_PAGES - 1) / NSWAP2L_PROTO_MAX_PAGES;
+	uint32_t batches = (pages + BATCH_LEAST - 1) / BATCH_LEAST + 1;
 
 	return (size_t)pages * (PROTO_KEY_SIZE + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE) +
 	       (size_t)batches * (PROTO_HEADER_SIZE + PROTO_PEER_NS_SIZE + PROTO_MSG_MAC_SIZE +
 				  OUTQ_MIN_CHUNK);
+}
+
+/* Splits m's keys (whole runs, next to each other) into batches of whole runs. */
+static void split_batches(struct move *m)
+{
+	uint32_t first = 0, end, next;
+
+	m->batches = 0;
+	while (first < m->count) {
+		for (end = first; end < m->count; end = next) {
+			for (next = end + 1; next < m->count &&
+			     store_run(m->keys[next]) == store_run(m->keys[end]); next++)
+				;
+			if (next - first > NSWAP2L_PROTO_MAX_PAGES)
+				break;
+		}
+		m->batch_first[m->batches++] = (uint16_t)first;
+		first = end;
+	}
+	m->batch_first[m->batches] = (uint16_t)m->count;
 }
 
 /* PEER_PUT batches of up to want of ns's pages; returns the pages sent. */
@@ -682,8 +827,6 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 	uint32_t b, i, most = MOVE_MAX_KEYS;
 	struct move *m;
 
-	if (want < most)
-		most = (uint32_t)want;
 	if (p->free_pages < most)
 		most = (uint32_t)p->free_pages;
 	/* its PEER_PUTs count in the buffer budget, like the replies to clients */
@@ -695,18 +838,21 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return 0;
-	m->count = store_pick_eviction(&ns->pages, m->keys, most);
+	/* parity takes a page only with its whole run: one move has all of it */
+	m->count = store_pick_runs(&srv->pool, &ns->pages, m->keys,
+				   want < most ? (uint32_t)want : most, most);
 	if (!m->count) {
 		free(m);
 		return 0;
 	}
 	m->peer = p;
+	memcpy(m->peer_id, p->ch.server_id, sizeof(m->peer_id));
 	m->conn = conn;
 	m->ns = ns;
 	memcpy(m->client, ns->account->client, sizeof(m->client));
 	memcpy(m->client_id, conn->peer_ns[p->index].client_id, sizeof(m->client_id));
 	peer_namespace(m, where);
-	m->batches = (m->count + NSWAP2L_PROTO_MAX_PAGES - 1) / NSWAP2L_PROTO_MAX_PAGES;
+	split_batches(m);
 	m->first_tag = p->next_tag;
 	m->next = mig->moves;
 	mig->moves = m;
@@ -714,11 +860,9 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 	srv->migrate_pending += m->count;
 	ns->move = m;
 	for (b = 0; b < m->batches; b++) {
-		uint32_t first = b * NSWAP2L_PROTO_MAX_PAGES, n = m->count - first;
+		uint32_t first = m->batch_first[b], n = m->batch_first[b + 1] - first;
 		bool ok;
 
-		if (n > NSWAP2L_PROTO_MAX_PAGES)
-			n = NSWAP2L_PROTO_MAX_PAGES;
 		for (i = 0; i < n; i++)
 			proto_put_key(keys, i, m->keys[first + i]);
 		store_get(&srv->pool, &ns->pages, keys, n, seals, pages);
@@ -805,6 +949,49 @@ static uint64_t consider(struct migration *mig, struct namespace *ns, uint64_t o
 	return 0;
 }
 
+/* The owner of a lost MOVED is back: the same keys again, but those it freed meanwhile. */
+static void resend_lost(struct migration *mig)
+{
+	uint8_t keys[MOVE_MAX_KEYS * PROTO_KEY_SIZE];
+	bool taken[MOVE_MAX_KEYS] = { false };
+	struct nswap2l_moved where;
+	struct move *m, *next;
+	struct conn *conn;
+	uint32_t i, n;
+
+	for (m = mig->moves; m && mig->lost_moves; m = next) {
+		next = m->next;
+		conn = m->lost ? moved_connection(mig->srv, m->ns) : NULL;
+		if (!conn)
+			continue;
+		for (i = 0, n = 0; i < m->count; i++) {
+			/* freed here: not taken, so ours on the peer */
+			if (m->flags[i] & KEY_DROPPED)
+				m->flags[i] &= ~KEY_IN_MOVED;
+			if (m->flags[i] & KEY_IN_MOVED)
+				proto_put_key(keys, n++, m->keys[i]);
+		}
+		/* the rest at the next tick: a PEER_FREE that fails ends other moves */
+		if (!n) {
+			peer_free_left(m, taken);
+			move_end(mig, m);
+			break;
+		}
+		memcpy(where.server_id, m->peer_id, sizeof(where.server_id));
+		memcpy(where.client_id, m->client_id, sizeof(where.client_id));
+		m->moved_tag = next_client_tag(mig);
+		/* no room in the buffer budget now: at the next tick */
+		if (!conn_send_moved(conn, m->moved_tag, &where, keys, n))
+			continue;
+		m->conn = conn;
+		m->moved_out = true;
+		m->lost = false;
+		mig->lost_moves--;
+		log_info("namespace %s of client %s: MOVED of %u pages sent again", m->ns->id_hex,
+			 m->client, n);
+	}
+}
+
 void migrate_tick(struct server *srv)
 {
 	struct migration *mig = srv->mig;
@@ -815,6 +1002,7 @@ void migrate_tick(struct server *srv)
 		return;
 	connect_peers(mig);
 	expire_asks(srv);
+	resend_lost(mig);
 	over = pages_over(srv);
 	for (ns = srv->namespaces; ns && over; ns = ns->next)
 		over -= consider(mig, ns, over);
@@ -849,14 +1037,23 @@ void migrate_conn_closed(struct server *srv, struct conn *conn)
 		if (m->conn != conn)
 			continue;
 		m->conn = NULL;
+		/*
+		 * A MOVED not answered: the owner may have taken its keys or not.
+		 * It is sent again when the owner is back (migrate_tick()), which
+		 * answers the keys it took as taken; meanwhile both copies stay.
+		 */
+		if (m->moved_out && m->ns && mig->lost_moves < MOVES_LOST_MAX) {
+			m->moved_out = false;
+			m->lost = true;
+			mig->lost_moves++;
+			log_info("namespace %s of client %s: connection closed before its MOVED "
+				 "reply; sent again when it is back", m->ns->id_hex, m->client);
+			continue;
+		}
 		/* its namespace may go before the PEER_PUT replies come */
 		if (m->ns)
 			m->ns->move = NULL;
 		m->ns = NULL;
-		/*
-		 * A MOVED not answered: the owner may have taken its keys or not,
-		 * so both copies stay (each side's grace period ends them).
-		 */
 		if (m->moved_out) {
 			log_warn("namespace of client %s: connection closed before its MOVED reply; "
 				 "%u pages kept both here and on peer %s", m->client, m->count,
@@ -864,6 +1061,22 @@ void migrate_conn_closed(struct server *srv, struct conn *conn)
 			move_end(mig, m);
 		}
 	}
+}
+
+void migrate_namespace_gone(struct server *srv, struct namespace *ns)
+{
+	struct move *m = ns->move;
+
+	if (!srv->mig || !m)
+		return;
+	/*
+	 * Its owner did not come back in the grace period: which copies it took
+	 * is unknown, so those on the peer stay (freeing one the owner took
+	 * would lose it), until its namespace there ends.
+	 */
+	log_warn("namespace %s of client %s: gone before its MOVED was answered; %u pages "
+		 "left on peer %s", ns->id_hex, m->client, m->count, m->peer->desc);
+	move_end(srv->mig, m);
 }
 
 bool migrate_answered(struct server *srv, struct conn *conn, const struct proto_request *req)

@@ -7,7 +7,9 @@
  * NSWAP2L_CAP_MOVED in effect: ASK_NAMESPACE (once per peer and
  * connection), PEER_PUT batches, MOVED, and on its reply the taken keys
  * are freed here and the others on the peer (PEER_FREE).  What cannot
- * move is left to the EVICT rounds of server.c.
+ * move is left to the EVICT rounds of server.c.  A MOVED whose connection
+ * closed unanswered is sent again when the owner is back; PEER_FREEs for a
+ * peer that is down wait for it.
  */
 #ifndef NSWAPD_PEER_H
 #define NSWAPD_PEER_H
@@ -27,6 +29,10 @@ struct conn;
 #define MOVE_MAX_KEYS 256
 /* Pages in moves to one peer at once. */
 #define PEER_MAX_IN_FLIGHT (2 * MOVE_MAX_KEYS)
+/* Moves whose MOVED reply was lost, waiting for their owner to come back. */
+#define MOVES_LOST_MAX 64
+/* Keys to free on a peer that is down, kept until it is back. */
+#define PEER_FREE_PENDING_MAX 8192
 /* Reconnection back-off, and how long a peer's handshake may take. */
 #define PEER_BACKOFF_MIN_MS 500
 #define PEER_BACKOFF_MAX_MS 30000
@@ -67,6 +73,8 @@ bool migrate_takes(const struct server *srv, const struct namespace *ns);
 void migrate_keys_freed(struct server *srv, struct namespace *ns, const uint8_t *keys,
 			uint32_t count);
 void migrate_conn_closed(struct server *srv, struct conn *conn);
+/* ns is freed (its grace period ended): a move waiting for its owner ends. */
+void migrate_namespace_gone(struct server *srv, struct namespace *ns);
 /* An ASK_NAMESPACE or MOVED reply; false when conn was asked no such thing. */
 bool migrate_answered(struct server *srv, struct conn *conn, const struct proto_request *req);
 /* Up to max peers' states; returns how many peers there are. */

@@ -275,6 +275,26 @@ static const char *check_frees_not_own(const struct proto_request *req)
 	return NULL;
 }
 
+const char *proto_check_peer_message(const struct proto_header *hdr, const uint8_t *payload)
+{
+	if (hdr->magic != NSWAP2L_PROTO_MAGIC)
+		return "bad magic";
+	if (hdr->flags)
+		return "flags set";
+	if (hdr->type == (NSWAP2L_MSG_PEER_PUT | NSWAP2L_MSG_REPLY) && hdr->status == NSWAP2L_OK) {
+		if (hdr->count > NSWAP2L_PROTO_MAX_PAGES)
+			return "count over limit";
+		if (hdr->length != hdr->count * PROTO_KEY_SIZE)
+			return "length does not match type and count";
+		return check_keys(payload, hdr->count);
+	}
+	if (hdr->type != (NSWAP2L_MSG_PEER_PUT | NSWAP2L_MSG_REPLY) &&
+	    hdr->type != (NSWAP2L_MSG_PEER_FREE | NSWAP2L_MSG_REPLY) &&
+	    hdr->type != NSWAP2L_MSG_CAPACITY)
+		return "unexpected message type from a peer";
+	return hdr->length ? "payload in a message without one" : NULL;
+}
+
 enum proto_result proto_decode_request(const uint8_t *buf, size_t len, uint64_t caps,
 				       struct proto_request *req, size_t *used,
 				       const char **why)

@@ -102,6 +102,15 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len, uint64_t 
  */
 enum proto_result proto_frame(const uint8_t *buf, size_t len, size_t *size, const char **why);
 
+/*
+ * Checks a message a peer sends the mover in a session (its length
+ * checked against the mover's buffer already): a PEER_PUT reply (OK:
+ * count keys held there already, at most NSWAP2L_PROTO_MAX_PAGES, each
+ * under the key limit, in payload; otherwise none), a PEER_FREE reply or
+ * a CAPACITY, without payload.  NULL when valid, else the reason.
+ */
+const char *proto_check_peer_message(const struct proto_header *hdr, const uint8_t *payload);
+
 uint64_t proto_key(const uint8_t *keys, uint32_t i);
 void proto_put_key(uint8_t *keys, uint32_t i, uint64_t key);
 

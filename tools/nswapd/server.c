@@ -126,6 +126,8 @@ static void account_put(struct server *srv, struct client_account *account)
 /* Frees @ns (unlinked by the caller) and its pages; its client's account goes with its last. */
 static void namespace_free(struct server *srv, struct namespace *ns)
 {
+	if (ns->move)
+		migrate_namespace_gone(srv, ns);
 	ns->account->pages -= ns->pages.used;
 	hash_table_del(&srv->namespace_index, &ns->node);
 	page_table_destroy(&ns->pages, &srv->pool);

@@ -345,19 +345,25 @@ static void table_shrink_if_sparse(struct page_pool *pool, struct page_table *ta
 	table_resize(pool, table, slots);
 }
 
-enum store_status store_put(struct page_pool *pool, struct page_table *table,
-			    const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
-			    uint32_t count, uint64_t max_new)
+/* store_put(), or with held store_put_new(): then the keys held before are left as they were. */
+static enum store_status put_pages(struct page_pool *pool, struct page_table *table,
+				   const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
+				   uint32_t count, uint64_t max_new, uint8_t *held, uint32_t *nr_held)
 {
 	uint32_t frames[NSWAP2L_PROTO_MAX_PAGES];
+	bool was_held[NSWAP2L_PROTO_MAX_PAGES];
 	uint32_t new_keys = 0, taken = 0, i;
 
+	if (nr_held)
+		*nr_held = 0;
 	if (count > NSWAP2L_PROTO_MAX_PAGES)
 		return STORE_NOSPC;
 	/* a key given twice counts twice here: harmless, frames left over go back */
-	for (i = 0; i < count; i++)
-		if (!table_find(pool, table, proto_key(keys, i)))
+	for (i = 0; i < count; i++) {
+		was_held[i] = table_find(pool, table, proto_key(keys, i)) != NULL;
+		if (!was_held[i])
 			new_keys++;
+	}
 	if (new_keys > max_new || table_reserve(pool, table, new_keys))
 		return STORE_NOSPC;
 	for (i = 0; i < new_keys; i++) {
@@ -375,6 +381,10 @@ enum store_status store_put(struct page_pool *pool, struct page_table *table,
 		uint64_t key = proto_key(keys, i);
 		struct page_entry *entry = table_find(pool, table, key);
 
+		if (held && was_held[i]) {
+			proto_put_key(held, (*nr_held)++, key);
+			continue;
+		}
 		if (!entry) {
 			struct page_entry fresh = { .key = key, .frame = frames[taken++] };
 
@@ -389,6 +399,20 @@ enum store_status store_put(struct page_pool *pool, struct page_table *table,
 	while (taken < new_keys)
 		frame_free(pool, frames[taken++]);
 	return STORE_OK;
+}
+
+enum store_status store_put(struct page_pool *pool, struct page_table *table,
+			    const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
+			    uint32_t count, uint64_t max_new)
+{
+	return put_pages(pool, table, keys, seals, pages, count, max_new, NULL, NULL);
+}
+
+enum store_status store_put_new(struct page_pool *pool, struct page_table *table,
+				const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
+				uint32_t count, uint64_t max_new, uint8_t *held, uint32_t *nr_held)
+{
+	return put_pages(pool, table, keys, seals, pages, count, max_new, held, nr_held);
 }
 
 enum store_status store_get(const struct page_pool *pool, const struct page_table *table,
@@ -443,6 +467,48 @@ uint32_t store_pick_eviction(struct page_table *table, uint64_t *keys, uint32_t 
 			continue;
 		entry->flags |= PAGE_ASKED;
 		keys[n++] = entry->key;
+	}
+	return n;
+}
+
+uint32_t store_pick_runs(const struct page_pool *pool, struct page_table *table, uint64_t *keys,
+			 uint32_t want, uint32_t max)
+{
+	size_t visited, slots = table->slots ? table->mask + 1 : 0;
+	uint32_t n = 0, i;
+
+	for (visited = 0; visited < slots && n < want; visited++) {
+		struct page_entry *entry = &table->slots[table->evict_cursor], *member;
+		uint64_t first, run[STORE_RUN_KEYS];
+		uint32_t len = 0;
+		bool picked = false;
+
+		if (entry->key != PAGE_TABLE_EMPTY) {
+			/* keys start at 1: so do runs */
+			first = store_run(entry->key) * STORE_RUN_KEYS + 1;
+			for (i = 0; i < n && !picked; i++)
+				picked = store_run(keys[i]) == store_run(entry->key);
+		}
+		if (entry->key == PAGE_TABLE_EMPTY || picked) {
+			table->evict_cursor = (table->evict_cursor + 1) & table->mask;
+			continue;
+		}
+		for (i = 0; i < STORE_RUN_KEYS; i++) {
+			/* key 0's run wraps round: no key is past the limit, and none is EMPTY */
+			if (first + i >= NSWAP2L_PROTO_KEY_LIMIT)
+				continue;
+			member = table_find(pool, table, first + i);
+			if (member) {
+				member->flags |= PAGE_ASKED;
+				run[len++] = member->key;
+			}
+		}
+		/* whole runs only: this one is the first of the next pick */
+		if (n + len > max)
+			break;
+		memcpy(keys + n, run, len * sizeof(*run));
+		n += len;
+		table->evict_cursor = (table->evict_cursor + 1) & table->mask;
 	}
 	return n;
 }

@@ -73,6 +73,14 @@ enum store_status store_put(struct page_pool *pool, struct page_table *table,
 			    const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
 			    uint32_t count, uint64_t max_new);
 /*
+ * store_put() that overwrites nothing: the keys held already are left as
+ * they were, not stored, and put in held (*nr_held of them, as on the
+ * wire); the others stored, all or none, within max_new.
+ */
+enum store_status store_put_new(struct page_pool *pool, struct page_table *table,
+				const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
+				uint32_t count, uint64_t max_new, uint8_t *held, uint32_t *nr_held);
+/*
  * Points seals[i] and pages[i] at the seal and data of keys[i], or
  * STORE_NOENT if any is missing.
  */
@@ -91,5 +99,25 @@ uint32_t store_free(struct page_pool *pool, struct page_table *table,
  * from where the last pick stopped, so that rounds ask for different pages.
  */
 uint32_t store_pick_eviction(struct page_table *table, uint64_t *keys, uint32_t max);
+/*
+ * The keys a client's parity takes only together, a run: those sharing
+ * (key - 1) / STORE_RUN_KEYS (the kernel's NETRAM_PARITY_RUN).
+ */
+#define STORE_RUN_KEYS 16
+
+/* The run of key. */
+static inline uint64_t store_run(uint64_t key)
+{
+	return (key - 1) / STORE_RUN_KEYS;
+}
+
+/*
+ * Like store_pick_eviction(), but whole runs: with each key picked, every
+ * held key of its run, next to each other in key order.  Picks runs until
+ * it has want keys or more (the last run may go past want), never more
+ * than max.
+ */
+uint32_t store_pick_runs(const struct page_pool *pool, struct page_table *table, uint64_t *keys,
+			 uint32_t want, uint32_t max);
 
 #endif

@@ -595,6 +595,33 @@ static void test_parser_migration(void)
 	len = build(buf, NSWAP2L_MSG_PEER_FREE, 0, PROTO_PEER_NS_SIZE, NULL, 0);
 	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_PEER, &req, &used, &why) ==
 	      PROTO_INVALID);
+	/* what a peer sends the mover: a PEER_PUT reply names the keys held there already */
+	len = build(buf, NSWAP2L_MSG_PEER_PUT | NSWAP2L_MSG_REPLY, 2, 16, keys, 2);
+	proto_decode_header(buf, &hdr);
+	CHECK(!proto_check_peer_message(&hdr, buf + PROTO_HEADER_SIZE));
+	hdr.length = 8;
+	CHECK(proto_check_peer_message(&hdr, buf + PROTO_HEADER_SIZE) != NULL);
+	hdr.count = NSWAP2L_PROTO_MAX_PAGES + 1;
+	hdr.length = hdr.count * 8;
+	CHECK(proto_check_peer_message(&hdr, buf + PROTO_HEADER_SIZE) != NULL);
+	keys[1] = NSWAP2L_PROTO_KEY_LIMIT;
+	len = build(buf, NSWAP2L_MSG_PEER_PUT | NSWAP2L_MSG_REPLY, 2, 16, keys, 2);
+	proto_decode_header(buf, &hdr);
+	CHECK(proto_check_peer_message(&hdr, buf + PROTO_HEADER_SIZE) != NULL);
+	/* NOSPC, PEER_FREE's reply, CAPACITY: no payload */
+	hdr.count = 0;
+	hdr.length = 0;
+	hdr.status = NSWAP2L_ERR_NOSPC;
+	CHECK(!proto_check_peer_message(&hdr, NULL));
+	hdr.length = 8;
+	CHECK(proto_check_peer_message(&hdr, buf + PROTO_HEADER_SIZE) != NULL);
+	hdr.length = 0;
+	hdr.type = NSWAP2L_MSG_PEER_FREE | NSWAP2L_MSG_REPLY;
+	CHECK(!proto_check_peer_message(&hdr, NULL));
+	hdr.type = NSWAP2L_MSG_CAPACITY;
+	CHECK(!proto_check_peer_message(&hdr, NULL));
+	hdr.type = NSWAP2L_MSG_GET | NSWAP2L_MSG_REPLY;
+	CHECK(proto_check_peer_message(&hdr, NULL) != NULL);
 }
 
 static void test_parser(void)
@@ -908,6 +935,115 @@ static void test_store(void)
 	page_pool_release_free(&pool);
 	for (i = 0; i < pool.slab_slots; i++)
 		CHECK(!pool.slabs[i]);
+	page_pool_destroy(&pool);
+}
+
+/*
+ * A peer's PUT overwrites nothing: the keys held already keep their page
+ * and seal and are named back; the rest are stored, all or none.
+ */
+static void test_store_put_new(void)
+{
+	static uint8_t pages[4 * PROTO_PAGE_SIZE];
+	uint8_t seals[4 * PROTO_SEAL_SIZE], keybuf[4 * 8], held[4 * 8];
+	const uint8_t *got[4], *got_seals[4];
+	uint64_t keys[4] = { 7, 8, 9, 10 };
+	struct page_pool pool;
+	struct page_table table;
+	uint32_t nr_held, i;
+
+	page_pool_init(&pool, false, &test_hash_key);
+	page_table_init(&table);
+	memset(pages, 'a', sizeof(pages));
+	memset(seals, 'A', sizeof(seals));
+	put_keys(keybuf, keys, 2);
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, 2, 2) == STORE_OK);
+	memset(pages, 'b', sizeof(pages));
+	memset(seals, 'B', sizeof(seals));
+	put_keys(keybuf, keys + 1, 3);
+	/* two new ones need room for two */
+	CHECK(store_put_new(&pool, &table, keybuf, seals, pages, 3, 1, held, &nr_held) ==
+	      STORE_NOSPC && table.used == 2);
+	CHECK(store_put_new(&pool, &table, keybuf, seals, pages, 3, 2, held, &nr_held) ==
+	      STORE_OK && nr_held == 1 && proto_key(held, 0) == 8);
+	CHECK(table.used == 4 && pool.frames_used == 4);
+	put_keys(keybuf, keys, 4);
+	CHECK(store_get(&pool, &table, keybuf, 4, got_seals, got) == STORE_OK);
+	for (i = 0; i < 4; i++)
+		CHECK(got[i][0] == (i < 2 ? 'a' : 'b') && got_seals[i][0] == (i < 2 ? 'A' : 'B'));
+	page_table_destroy(&table, &pool);
+	page_pool_destroy(&pool);
+}
+
+/*
+ * Moves pick whole runs (the keys sharing (key - 1) / 16, which parity
+ * takes only together): every held key of a run picked is in the same
+ * pick, next to each other; a pick ends once it has what it wants, or
+ * before a run that does not fit.
+ */
+static void test_store_pick_runs(void)
+{
+	static uint8_t pages[NSWAP2L_PROTO_MAX_PAGES * PROTO_PAGE_SIZE];
+	uint8_t seals[NSWAP2L_PROTO_MAX_PAGES * PROTO_SEAL_SIZE] = { 0 };
+	uint8_t keybuf[NSWAP2L_PROTO_MAX_PAGES * 8];
+	uint64_t keys[NSWAP2L_PROTO_MAX_PAGES], picked[256];
+	static uint8_t seen[1024];
+	struct page_pool pool;
+	struct page_table table;
+	uint32_t i, j, n, total = 0, rounds;
+
+	page_pool_init(&pool, false, &test_hash_key);
+	page_table_init(&table);
+	/* runs 0..39: run r holds (r % 16) + 1 of its keys, every other one from 1 + 16 r */
+	for (i = 0, n = 0; i < 40; i++) {
+		for (j = 0; j <= i % 16; j++) {
+			keys[n++] = 1 + 16 * i + (2 * j) % 16 + (2 * j >= 16);
+			if (n == NSWAP2L_PROTO_MAX_PAGES) {
+				put_keys(keybuf, keys, n);
+				CHECK(store_put(&pool, &table, keybuf, seals, pages, n, n) ==
+				      STORE_OK);
+				total += n;
+				n = 0;
+			}
+		}
+	}
+	put_keys(keybuf, keys, n);
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, n, n) == STORE_OK);
+	total += n;
+	CHECK(table.used == total);
+	/* going round the table, every key is picked (a run again as its other keys come up) */
+	for (n = 0, rounds = 0; n < total && rounds < 1000; rounds++) {
+		i = store_pick_runs(&pool, &table, picked, 20, 40);
+		CHECK(i > 0 && i <= 40);
+		/* whole runs, together: the run of each key is all of its held keys */
+		for (j = 0; j < i; j++) {
+			uint64_t run = (picked[j] - 1) / 16;
+			uint32_t len = 0, k;
+
+			n += !seen[picked[j]]++;
+			for (k = 0; k < i; k++) {
+				len += (picked[k] - 1) / 16 == run;
+				CHECK(k == j || picked[k] != picked[j]);
+			}
+			CHECK(len == run % 16 + 1);
+			/* next to each other: a run, once left, does not come back */
+			for (k = 0; j && (picked[j - 1] - 1) / 16 != run && k < j; k++)
+				CHECK((picked[k] - 1) / 16 != run);
+		}
+		/* rounded to whole runs: past 20 only by the last one */
+		CHECK(i < 20 + 16);
+	}
+	CHECK(n == total && rounds > 1);
+	/* a run that does not fit is left for later, not split */
+	CHECK(store_pick_runs(&pool, &table, picked, 1, 3) <= 3);
+	CHECK(store_pick_runs(&pool, &table, picked, 100, 15) <= 15);
+	page_table_destroy(&table, &pool);
+	/* key 0 (never the kernel's) is a run of its own: its run's keys wrap round */
+	keys[0] = 0;
+	put_keys(keybuf, keys, 1);
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, 1, 1) == STORE_OK);
+	CHECK(store_pick_runs(&pool, &table, picked, 16, 16) == 1 && picked[0] == 0);
+	page_table_destroy(&table, &pool);
 	page_pool_destroy(&pool);
 }
 
@@ -1662,6 +1798,9 @@ static struct conn *peer_conn(struct server *srv, const struct auth_key *key)
 	return conn;
 }
 
+/* What the last peer_request() got back. */
+static uint8_t reply[NSWAP2L_PROTO_MAX_PAYLOAD];
+
 /* A PEER_PUT (or PEER_FREE) of keys first.. into (name, id 0..0 id_byte); returns the reply. */
 static struct proto_header peer_request(struct conn *conn, uint16_t type, const char *name,
 					uint8_t id_byte, uint64_t first, uint32_t count)
@@ -1686,7 +1825,7 @@ static struct proto_header peer_request(struct conn *conn, uint16_t type, const 
 		length += count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE);
 	}
 	send_msg(conn, type, 5, count, payload, length, 0);
-	return take(conn, NULL);
+	return take(conn, reply);
 }
 
 /*
@@ -1710,6 +1849,7 @@ static void test_peer(void)
 	struct auth_key wrong = { .len = 16 };
 	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { [15] = 0x42 }, payload[64] = { 0 };
 	struct nswap2l_hello h;
+	struct proto_header hdr;
 	struct namespace *ns;
 	struct server srv;
 	struct conn *conn;
@@ -1738,15 +1878,17 @@ static void test_peer(void)
 	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x42, 10, 3).status == NSWAP2L_OK);
 	ns = server_find_namespace(&srv, alice->name, id);
 	CHECK(ns && ns->pages.used == 3 && !ns->connections && srv.pages_migrated_in == 3);
-	/* the same move again overwrites */
-	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x42, 10, 3).status == NSWAP2L_OK);
-	CHECK(server_held_pages(&srv) == 3);
+	/* keys held there already (a mirror's other copy) are not overwritten, but named back */
+	hdr = peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x42, 11, 4);
+	CHECK(hdr.status == NSWAP2L_OK && hdr.count == 2 && hdr.length == 16);
+	CHECK(proto_key(reply, 0) == 11 && proto_key(reply, 1) == 12);
+	CHECK(server_held_pages(&srv) == 5 && srv.pages_migrated_in == 5);
 	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_FREE, "alice", 0x42, 11, 5).status == NSWAP2L_OK);
-	CHECK(ns->pages.used == 1 && ns->account->pages == 1 && srv.keys_freed == 2);
+	CHECK(ns->pages.used == 1 && ns->account->pages == 1 && srv.keys_freed == 4);
 	/* past the server's room: none of them */
 	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x42, 100, 64).status == NSWAP2L_OK);
-	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x43, 200, 64).status ==
-	      NSWAP2L_ERR_NOSPC);
+	hdr = peer_request(conn, NSWAP2L_MSG_PEER_PUT, "alice", 0x43, 200, 64);
+	CHECK(hdr.status == NSWAP2L_ERR_NOSPC && hdr.count == 0 && hdr.length == 0);
 	CHECK(server_held_pages(&srv) == 65);
 	/* a name without a key here; a namespace nobody has */
 	CHECK(peer_request(conn, NSWAP2L_MSG_PEER_PUT, "bob", 0x42, 1, 1).status ==
@@ -2240,6 +2382,8 @@ int main(void)
 	test_outq();
 	test_outq_memory();
 	test_store();
+	test_store_put_new();
+	test_store_pick_runs();
 	test_session();
 	test_peer();
 	test_limits();

@@ -116,8 +116,9 @@
  *     connected to the peer in that namespace: its map names the key on the
  *     peer from then on.  It answers with the keys it did not take (freed
  *     or rewritten meanwhile, or a peer it cannot use): those stay here as
- *     before (a FREE for them may follow), and the server frees them on the
- *     peer (PEER_FREE).  The taken ones the server frees here itself.
+ *     before (a FREE for them may follow), and the server frees on the
+ *     peer (PEER_FREE) those of them its PEER_PUT stored there.  The taken
+ *     ones the server frees here itself.
  *     Write-once keys (a client announcing NSWAP2L_CAP_MOVED never PUTs a
  *     key it holds) make this safe: a rewrite is a new key, a freed key is
  *     never taken, so a move can neither resurrect nor lose a write.
@@ -227,10 +228,12 @@ enum nswap2l_msg_type {
 	 * count seals, count pages, in key order.  Stores them in that
 	 * namespace (made if the client has none here: it then lives for the
 	 * grace period without a connection), within the client's quota and
-	 * the server's room, all or none (NOSPC); a key held there already is
-	 * overwritten (the same move sent again).  A client name without a
-	 * key here: NO_CLIENT.  Reply: no payload; its free_pages is what the
-	 * server can take from anyone.
+	 * the server's room, all or none (NOSPC).  A key held there already
+	 * is never overwritten (it may be another copy the client counts on,
+	 * a mirror's): it is left as it was and not stored.  A client name
+	 * without a key here: NO_CLIENT.  Reply (OK): count __le64 keys that
+	 * were held there already, none or more; otherwise no payload.  Its
+	 * free_pages is what the server can take from anyone.
 	 */
 	NSWAP2L_MSG_PEER_PUT	= 10,
 	/*
