@@ -167,9 +167,6 @@ settled() { [ "$(($(server_stat 0 held_pages) + $(server_stat 1 held_pages)))" =
 wait_until 30 nsw "the servers hold more than the device's $want pages" settled
 # Keys the client rewrote or freed meanwhile are not taken (a race, not a
 # peer the owner cannot use): the rest still moves server to server.
-# KNOWN BUG (reported, tools/nswapd/peer.c: any key not taken in a MOVED
-# answer holds the namespace's migration off for EVICT_BACKOFF_MS, and the
-# eviction round asks the client for every page left): fails here.
 assert_eq "$(netram_stat nsw 0 evict_moved)" 0 \
 	"pages the client moved itself (EVICT) after a move with keys rewritten or freed meanwhile"
 dm_remove nsw || die "remove (pressure)"

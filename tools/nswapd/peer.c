@@ -387,8 +387,11 @@ static void moved_answered(struct migration *mig, struct move *m, const struct p
 		else
 			srv->moves_refused++;
 	}
-	/* what the owner would not take goes back through EVICT, if it must */
-	if (req->hdr.count && m->ns)
+	/*
+	 * Keys the owner rewrote or freed meanwhile are refused as a matter of
+	 * course; only an owner that took none sends the rest through EVICT.
+	 */
+	if (!n && req->hdr.count && m->ns)
 		m->ns->migrate_not_before_ms = srv->now_ms + EVICT_BACKOFF_MS;
 	if (n && m->ns) {
 		size_t used_before = m->ns->pages.used;
