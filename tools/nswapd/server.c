@@ -457,11 +457,12 @@ enum leave_end server_leave_check(struct server *srv)
 
 	if (!srv->leave.leaving)
 		return LEAVE_GOING;
-	if (!server_held_pages(srv))
+	/* the clients' answers to the last EVICTs are let in: no reset under them */
+	if (!server_held_pages(srv) && !srv->evict_pending)
 		why = LEAVE_EMPTY;
 	else if (srv->now_ms >= srv->leave.deadline_ms)
 		why = LEAVE_DEADLINE;
-	else if (!anyone_to_ask(srv))
+	else if (server_held_pages(srv) && !anyone_to_ask(srv))
 		why = LEAVE_STUCK;
 	if (why != LEAVE_GOING)
 		server_leave_end(srv, why);

@@ -246,9 +246,10 @@ uint64_t server_leave_timeout_ms(const struct server_config *cfg, uint64_t held_
 /* Pages given back (freed by their clients, or taken on a peer) since the leave started. */
 uint64_t server_leave_given_back(const struct server *srv);
 /*
- * Whether the leave is over: nothing held, nobody left to ask for the rest
- * (no connection that takes EVICT in a namespace holding pages, none still
- * authenticating), or past the deadline.  Logs the end once it is.
+ * Whether the leave is over: nothing held and every EVICT answered, nobody
+ * left to ask for the rest (no connection that takes EVICT in a namespace
+ * holding pages, none still authenticating), or past the deadline.  Logs
+ * the end once it is.
  */
 enum leave_end server_leave_check(struct server *srv);
 /* Logs the end of the leave (or, not leaving, the pages dropped at exit). */
