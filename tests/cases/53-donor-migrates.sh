@@ -163,7 +163,13 @@ assert_eq "$*" "$((PAGES - 1024)) 0 0" "scan after the moves (ok eio bad)"
 # the discarded keys are held nowhere: the servers hold what the map names
 want=$((PAGES - 512))
 assert_eq "$(($(netram_stat nsw 0 held) + $(netram_stat nsw 1 held)))" "$want" "pages the device has on the servers"
-settled() { [ "$(($(server_stat 0 held_pages) + $(server_stat 1 held_pages)))" = "$want" ]; }
+# (the namespaces of this device: step 2's device left its own on server
+# 1, kept for the grace period)
+connected_pages() { # I: pages of server I's namespaces that have a connection
+	server_ctl stats "$1" | tr '{' '\n' |
+		sed -n 's/.*"pages": *\([0-9]*\), *"connections": *[1-9].*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
+settled() { [ "$(($(connected_pages 0) + $(connected_pages 1)))" = "$want" ]; }
 wait_until 30 nsw "the servers hold more than the device's $want pages" settled
 # Keys the client rewrote or freed meanwhile are not taken (a race, not a
 # peer the owner cannot use): the rest still moves server to server.
