@@ -111,6 +111,13 @@ def get_until(conn, keys, status, seconds=10):
     while True:
         tag = conn.send(caps.GET, len(keys), keys_bytes(keys))
         fields, reply, _ = conn.recv()
+        # A goes on moving what it holds: this owner uses no other peer now
+        while fields[1] in (ASK_NAMESPACE, MOVED, CAPACITY):
+            if fields[1] == ASK_NAMESPACE:
+                conn.sock.sendall(conn.answer(ASK_NAMESPACE, fields[3], caps.ERR_NOENT, 0, b""))
+            elif fields[1] == MOVED:
+                conn.sock.sendall(conn.answer(MOVED, fields[3], caps.OK, fields[4], reply[32:]))
+            fields, reply, _ = conn.recv()
         if fields[1] != caps.GET | REPLY or fields[3] != tag:
             raise Failed("GET answered with type %#x tag %d" % (fields[1], fields[3]))
         if fields[6] == status:

@@ -368,9 +368,13 @@ static void move_puts_done(struct migration *mig, struct move *m)
 	move_end(mig, m);
 }
 
+static uint64_t pages_over(const struct server *srv);
+static uint64_t consider(struct migration *mig, struct namespace *ns, uint64_t over);
+
 static void moved_answered(struct migration *mig, struct move *m, const struct proto_request *req)
 {
 	struct server *srv = mig->srv;
+	struct namespace *ns = m->ns;
 	bool taken[MOVE_MAX_KEYS] = { false };
 	uint8_t freed[MOVE_MAX_KEYS * PROTO_KEY_SIZE];
 	uint32_t i, j, n = 0, were_asked;
@@ -404,6 +408,9 @@ static void moved_answered(struct migration *mig, struct move *m, const struct p
 		 m->peer->desc, req->hdr.count);
 	peer_free_left(m, taken);
 	move_end(mig, m);
+	/* the next move now: one a tick held a leave to 256 pages per 250 ms */
+	if (n && ns)
+		consider(mig, ns, pages_over(srv));
 }
 
 static struct move *move_of_batch(struct migration *mig, const struct peer *p, uint32_t tag,
