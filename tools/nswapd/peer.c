@@ -340,11 +340,22 @@ static uint32_t next_client_tag(struct migration *mig)
 }
 
 /* Every PEER_PUT answered (or the peer went down): MOVED what it stored. */
+/* The MOVED of m's keys marked KEY_IN_MOVED (n of them, in keys) to conn. */
+static bool send_moved(struct migration *mig, struct move *m, struct conn *conn,
+		       const uint8_t *keys, uint32_t n)
+{
+	struct nswap2l_moved where;
+
+	memcpy(where.server_id, m->peer_id, sizeof(where.server_id));
+	memcpy(where.client_id, m->client_id, sizeof(where.client_id));
+	m->moved_tag = next_client_tag(mig);
+	return conn_send_moved(conn, m->moved_tag, &where, keys, n);
+}
+
 static void move_puts_done(struct migration *mig, struct move *m)
 {
 	uint8_t keys[MOVE_MAX_KEYS * PROTO_KEY_SIZE];
 	bool taken[MOVE_MAX_KEYS] = { false };
-	struct nswap2l_moved where;
 	uint32_t i, n = 0;
 
 	m->peer->in_flight -= m->count;
@@ -354,10 +365,7 @@ static void move_puts_done(struct migration *mig, struct move *m)
 		m->flags[i] |= KEY_IN_MOVED;
 		proto_put_key(keys, n++, m->keys[i]);
 	}
-	memcpy(where.server_id, m->peer_id, sizeof(where.server_id));
-	memcpy(where.client_id, m->client_id, sizeof(where.client_id));
-	m->moved_tag = next_client_tag(mig);
-	if (n && m->conn && conn_send_moved(m->conn, m->moved_tag, &where, keys, n)) {
+	if (n && m->conn && send_moved(mig, m, m->conn, keys, n)) {
 		m->moved_out = true;
 		return;
 	}
@@ -368,7 +376,6 @@ static void move_puts_done(struct migration *mig, struct move *m)
 	move_end(mig, m);
 }
 
-static uint64_t pages_over(const struct server *srv);
 static uint64_t consider(struct migration *mig, struct namespace *ns, uint64_t over);
 
 static void moved_answered(struct migration *mig, struct move *m, const struct proto_request *req)
@@ -410,7 +417,7 @@ static void moved_answered(struct migration *mig, struct move *m, const struct p
 	move_end(mig, m);
 	/* the next move now: one a tick held a leave to 256 pages per 250 ms */
 	if (n && ns)
-		consider(mig, ns, pages_over(srv));
+		consider(mig, ns, server_pages_over(srv));
 }
 
 static struct move *move_of_batch(struct migration *mig, const struct peer *p, uint32_t tag,
@@ -929,14 +936,6 @@ static void expire_asks(struct server *srv)
 }
 
 /* What the server holds over its limit and is not on its way out yet. */
-static uint64_t pages_over(const struct server *srv)
-{
-	uint64_t held = server_held_pages(srv);
-	uint64_t going = srv->limit_pages + srv->evict_pending + srv->migrate_pending;
-
-	return held > going ? held - going : 0;
-}
-
 /* Asks ns's owner about a peer, or moves up to over of its pages; returns the pages moving. */
 static uint64_t consider(struct migration *mig, struct namespace *ns, uint64_t over)
 {
@@ -964,7 +963,6 @@ static void resend_lost(struct migration *mig)
 {
 	uint8_t keys[MOVE_MAX_KEYS * PROTO_KEY_SIZE];
 	bool taken[MOVE_MAX_KEYS] = { false };
-	struct nswap2l_moved where;
 	struct move *m, *next;
 	struct conn *conn;
 	uint32_t i, n;
@@ -987,11 +985,8 @@ static void resend_lost(struct migration *mig)
 			move_end(mig, m);
 			break;
 		}
-		memcpy(where.server_id, m->peer_id, sizeof(where.server_id));
-		memcpy(where.client_id, m->client_id, sizeof(where.client_id));
-		m->moved_tag = next_client_tag(mig);
 		/* no room in the buffer budget now: at the next tick */
-		if (!conn_send_moved(conn, m->moved_tag, &where, keys, n))
+		if (!send_moved(mig, m, conn, keys, n))
 			continue;
 		m->conn = conn;
 		m->moved_out = true;
@@ -1013,7 +1008,7 @@ void migrate_tick(struct server *srv)
 	connect_peers(mig);
 	expire_asks(srv);
 	resend_lost(mig);
-	over = pages_over(srv);
+	over = server_pages_over(srv);
 	for (ns = srv->namespaces; ns && over; ns = ns->next)
 		over -= consider(mig, ns, over);
 }
@@ -1111,8 +1106,8 @@ bool migrate_answered(struct server *srv, struct conn *conn, const struct proto_
 		if (pn->state == PEER_NS_KNOWN)
 			memcpy(pn->client_id, req->payload, sizeof(pn->client_id));
 		/* at once, not at the next tick: the server is short of memory */
-		if (pages_over(srv))
-			consider(mig, conn->ns, pages_over(srv));
+		if (server_pages_over(srv))
+			consider(mig, conn->ns, server_pages_over(srv));
 		return true;
 	}
 	for (m = mig->moves; m; m = m->next)

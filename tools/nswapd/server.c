@@ -301,15 +301,22 @@ static bool migrating(const struct server *srv)
  * Asks for what the server holds beyond its limit and has not asked for
  * yet, from each namespace in proportion to its pages.
  */
+uint64_t server_pages_over(const struct server *srv)
+{
+	uint64_t held = server_held_pages(srv);
+	/* pages asked back, or moving to peers, are on their way out */
+	uint64_t going = srv->limit_pages + srv->evict_pending + srv->migrate_pending;
+
+	return held > going ? held - going : 0;
+}
+
 static void start_evictions(struct server *srv)
 {
-	uint64_t held = server_held_pages(srv), over, candidates_pages = 0;
+	uint64_t over = server_pages_over(srv), candidates_pages = 0;
 	struct namespace *ns;
 
-	/* pages moving to peers are on their way out too */
-	if (held <= srv->limit_pages + srv->evict_pending + srv->migrate_pending)
+	if (!over)
 		return;
-	over = held - srv->limit_pages - srv->evict_pending - srv->migrate_pending;
 	for (ns = srv->namespaces; ns; ns = ns->next)
 		if (may_start_round(srv, ns))
 			candidates_pages += ns->pages.used;

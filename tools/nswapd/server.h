@@ -176,6 +176,8 @@ void server_init(struct server *srv, const struct server_config *cfg, uint64_t n
 void server_destroy(struct server *srv);
 
 uint64_t server_held_pages(const struct server *srv);
+/* Pages held past the limit, not yet asked back (EVICT) or moving to a peer. */
+uint64_t server_pages_over(const struct server *srv);
 /* Pages the server can take now, from anyone. */
 uint64_t server_free_pages(const struct server *srv);
 /* Pages a PUT from the client of @ns may add now: the server's free pages, within its quota. */
