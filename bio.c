@@ -273,8 +273,8 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-	u64 old_home = nswap2l_entry(nb->tier, nb->slot), keep = 0, entry;
-	unsigned int done, handled = 0, nr = bio_pages(bio);
+	u64 old_home, keep, entry;
+	unsigned int done, handled, nr;
 	int r;
 
 	if (nb->epoch == NSWAP2L_NO_EPOCH)	/* back from wait_for_release() */
@@ -283,6 +283,11 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 		wait_for_release(nc, bio);
 		return true;
 	}
+reserved:
+	old_home = nswap2l_entry(nb->tier, nb->slot);
+	keep = 0;
+	handled = 0;
+	nr = bio_pages(bio);
 	for (;;) {
 		r = nswap2l_map_place(nc, nb->page, nr, nswap2l_run_home(nc, old_home, handled),
 				      &entry);
@@ -293,6 +298,31 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 		}
 		if (r > 0) {
 			done = r;
+		} else if (entry && nswap2l_entry_tier(entry) == nb->tier &&
+			   nswap2l_tier_relabelled(nc->tiers[nb->tier], nb->slot,
+						   nswap2l_entry_slot(entry))) {
+			/*
+			 * A server moved the page while this write waited for
+			 * the release queue, out of the in-flight count (MOVED
+			 * waits for the bios in it): the same data under a new
+			 * label, which this write replaces from there.  The
+			 * pages before it release their old homes; it takes
+			 * another reservation, waiting for one only if no
+			 * piece of it is out (those must stay counted).
+			 */
+			queue_release(nc, old_home, handled, keep);
+			nb->slot = nswap2l_entry_slot(entry);
+			if (nswap2l_release_reserve(&nc->map))
+				goto reserved;
+			if (!handled) {
+				wait_for_release(nc, bio);
+				return true;
+			}
+			/* Rare (the queue filled meanwhile): an error, not a write lost. */
+			DMERR_LIMIT("%s: write of page %llu failed: release queue full after a move",
+				    nc->name, nb->page);
+			bio->bi_status = BLK_STS_IOERR;
+			return false;
 		} else {
 			/*
 			 * The first page was discarded meanwhile (the write lost
