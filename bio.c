@@ -17,6 +17,11 @@ module_param_named(fault_hold_ms, nswap2l_fault_hold_ms, uint, 0644);
 MODULE_PARM_DESC(fault_hold_ms,
 		 "Testing only: hold every read and write up to this many ms (a random time each) between its map lookup and its tier (0: off)");
 
+static unsigned int nswap2l_fault_reroute_ms;
+module_param_named(fault_reroute_ms, nswap2l_fault_reroute_ms, uint, 0644);
+MODULE_PARM_DESC(fault_reroute_ms,
+		 "Testing only: a rewrite of a page on a write-once tier finds no new home at once (as with the release queue full) and waits this many ms before the worker places it (0: off)");
+
 /*----------------------------------------------------------------
  * Bio path
  *--------------------------------------------------------------*/
@@ -132,6 +137,8 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 	return r == -EAGAIN ? r : 0;
 }
 
+static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned long until);
+
 /*
  * A write-once tier never takes a page again under its slot (a donor
  * could give back either version): a write that found no new home now
@@ -142,10 +149,17 @@ static void reroute_write_once(struct nswap2l *nc, struct bio *bio, u64 entry)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	unsigned int nr = nswap2l_map_note_run(nc, nb->page, bio_pages(bio), &entry, true);
+	unsigned int hold_ms = READ_ONCE(nswap2l_fault_reroute_ms);
 
 	dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
+	if (unlikely(hold_ms)) {
+		/* Fault injection: a long way to the worker, for a move to race. */
+		nb->held_reroute = true;
+		hold_bio(nc, bio, jiffies + msecs_to_jiffies(hold_ms));
+		return;
+	}
 	defer_bio(nc, bio);
 }
 
@@ -169,7 +183,11 @@ again:
 	entry = nswap2l_map_lookup(&nc->map, nb->page);
 	if (entry && write && ((entry & NSWAP2L_ENTRY_PREFETCHED) ||
 			       nc->tiers[nswap2l_entry_tier(entry)]->write_once)) {
-		r = place_again(nc, nb->page, nr, &entry);
+		if (unlikely(READ_ONCE(nswap2l_fault_reroute_ms)) &&
+		    nc->tiers[nswap2l_entry_tier(entry)]->write_once)
+			r = 0;
+		else
+			r = place_again(nc, nb->page, nr, &entry);
 		if (r < 0)
 			goto again;
 		if (!r && nc->tiers[nswap2l_entry_tier(entry)]->write_once) {
@@ -428,13 +446,14 @@ static void deferred_work(struct work_struct *work)
  * Fault injection: bios held between the map lookup and their tier, each
  * for a random time up to the limit, so that a later bio can overtake an
  * earlier one; meanwhile the slot they looked up may be freed and reused,
- * which the in-flight tracking must prevent.
+ * which the in-flight tracking must prevent.  Writes to reroute
+ * (fault_reroute_ms) go to the worker once held.
  */
-static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned int ms)
+static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned long until)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
-	nb->held_until = jiffies + get_random_u32_below(msecs_to_jiffies(ms) + 1);
+	nb->held_until = until;
 	nswap2l_add_bio(&nc->deferred_lock, &nc->held_bios, bio);
 	queue_delayed_work(nc->bio_wq, &nc->held_work, 1);
 }
@@ -449,7 +468,10 @@ static void held_work(struct work_struct *work)
 	while ((bio = bio_list_pop(&held))) {
 		struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
-		if (time_after_eq(jiffies, nb->held_until)) {
+		if (time_after_eq(jiffies, nb->held_until) && nb->held_reroute) {
+			nb->held_reroute = false;
+			defer_bio(nc, bio);
+		} else if (time_after_eq(jiffies, nb->held_until)) {
 			submit_to_home(nc, bio);
 		} else {
 			nswap2l_add_bio(&nc->deferred_lock, &nc->held_bios, bio);
@@ -496,6 +518,7 @@ int nswap2l_bio_map(struct nswap2l *nc, struct dm_target *ti, struct bio *bio)
 	nb->profiled_tier = NSWAP2L_NR_TIERS;
 	nb->read_tries = 0;
 	nb->give_up = false;
+	nb->held_reroute = false;
 
 	if (bio->bi_opf & REQ_PREFLUSH)
 		return map_flush(nc, bio);
@@ -518,7 +541,8 @@ int nswap2l_bio_map(struct nswap2l *nc, struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_SUBMITTED;
 	hold_ms = READ_ONCE(nswap2l_fault_hold_ms);
 	if (unlikely(hold_ms)) {
-		hold_bio(nc, bio, hold_ms);
+		hold_bio(nc, bio,
+			 jiffies + get_random_u32_below(msecs_to_jiffies(hold_ms) + 1));
 		return DM_MAPIO_SUBMITTED;
 	}
 	return send_to_home(nc, bio);
