@@ -17,6 +17,11 @@ module_param_named(fault_hold_ms, nswap2l_fault_hold_ms, uint, 0644);
 MODULE_PARM_DESC(fault_hold_ms,
 		 "Testing only: hold every read and write up to this many ms (a random time each) between its map lookup and its tier (0: off)");
 
+static unsigned int nswap2l_fault_reroute_ms;
+module_param_named(fault_reroute_ms, nswap2l_fault_reroute_ms, uint, 0644);
+MODULE_PARM_DESC(fault_reroute_ms,
+		 "Testing only: a rewrite of a page on a write-once tier finds no new home at once (as with the release queue full) and waits this many ms before the worker places it (0: off)");
+
 /*----------------------------------------------------------------
  * Bio path
  *--------------------------------------------------------------*/
@@ -132,6 +137,8 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 	return r == -EAGAIN ? r : 0;
 }
 
+static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned long until);
+
 /*
  * A write-once tier never takes a page again under its slot (a donor
  * could give back either version): a write that found no new home now
@@ -142,10 +149,17 @@ static void reroute_write_once(struct nswap2l *nc, struct bio *bio, u64 entry)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	unsigned int nr = nswap2l_map_note_run(nc, nb->page, bio_pages(bio), &entry, true);
+	unsigned int hold_ms = READ_ONCE(nswap2l_fault_reroute_ms);
 
 	dm_accept_partial_bio(bio, NSWAP2L_PAGE_TO_SECTOR(nr));
 	nb->tier = nswap2l_entry_tier(entry);
 	nb->slot = nswap2l_entry_slot(entry);
+	if (unlikely(hold_ms)) {
+		/* Fault injection: a long way to the worker, for a move to race. */
+		nb->held_reroute = true;
+		hold_bio(nc, bio, jiffies + msecs_to_jiffies(hold_ms));
+		return;
+	}
 	defer_bio(nc, bio);
 }
 
@@ -169,7 +183,11 @@ again:
 	entry = nswap2l_map_lookup(&nc->map, nb->page);
 	if (entry && write && ((entry & NSWAP2L_ENTRY_PREFETCHED) ||
 			       nc->tiers[nswap2l_entry_tier(entry)]->write_once)) {
-		r = place_again(nc, nb->page, nr, &entry);
+		if (unlikely(READ_ONCE(nswap2l_fault_reroute_ms)) &&
+		    nc->tiers[nswap2l_entry_tier(entry)]->write_once)
+			r = 0;
+		else
+			r = place_again(nc, nb->page, nr, &entry);
 		if (r < 0)
 			goto again;
 		if (!r && nc->tiers[nswap2l_entry_tier(entry)]->write_once) {
@@ -273,8 +291,8 @@ static void split_front(struct nswap2l *nc, struct bio *bio, unsigned int nr, u6
 static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-	u64 old_home = nswap2l_entry(nb->tier, nb->slot), keep = 0, entry;
-	unsigned int done, handled = 0, nr = bio_pages(bio);
+	u64 old_home, keep, entry;
+	unsigned int done, handled, nr;
 	int r;
 
 	if (nb->epoch == NSWAP2L_NO_EPOCH)	/* back from wait_for_release() */
@@ -283,6 +301,11 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 		wait_for_release(nc, bio);
 		return true;
 	}
+reserved:
+	old_home = nswap2l_entry(nb->tier, nb->slot);
+	keep = 0;
+	handled = 0;
+	nr = bio_pages(bio);
 	for (;;) {
 		r = nswap2l_map_place(nc, nb->page, nr, nswap2l_run_home(nc, old_home, handled),
 				      &entry);
@@ -293,6 +316,31 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 		}
 		if (r > 0) {
 			done = r;
+		} else if (entry && nswap2l_entry_tier(entry) == nb->tier &&
+			   nswap2l_tier_relabelled(nc->tiers[nb->tier], nb->slot,
+						   nswap2l_entry_slot(entry))) {
+			/*
+			 * A server moved the page while this write waited for
+			 * the release queue, out of the in-flight count (MOVED
+			 * waits for the bios in it): the same data under a new
+			 * label, which this write replaces from there.  The
+			 * pages before it release their old homes; it takes
+			 * another reservation, waiting for one only if no
+			 * piece of it is out (those must stay counted).
+			 */
+			queue_release(nc, old_home, handled, keep);
+			nb->slot = nswap2l_entry_slot(entry);
+			if (nswap2l_release_reserve(&nc->map))
+				goto reserved;
+			if (!handled) {
+				wait_for_release(nc, bio);
+				return true;
+			}
+			/* Rare (the queue filled meanwhile): an error, not a write lost. */
+			DMERR_LIMIT("%s: write of page %llu failed: release queue full after a move",
+				    nc->name, nb->page);
+			bio->bi_status = BLK_STS_IOERR;
+			return false;
 		} else {
 			/*
 			 * The first page was discarded meanwhile (the write lost
@@ -398,13 +446,14 @@ static void deferred_work(struct work_struct *work)
  * Fault injection: bios held between the map lookup and their tier, each
  * for a random time up to the limit, so that a later bio can overtake an
  * earlier one; meanwhile the slot they looked up may be freed and reused,
- * which the in-flight tracking must prevent.
+ * which the in-flight tracking must prevent.  Writes to reroute
+ * (fault_reroute_ms) go to the worker once held.
  */
-static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned int ms)
+static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned long until)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
-	nb->held_until = jiffies + get_random_u32_below(msecs_to_jiffies(ms) + 1);
+	nb->held_until = until;
 	nswap2l_add_bio(&nc->deferred_lock, &nc->held_bios, bio);
 	queue_delayed_work(nc->bio_wq, &nc->held_work, 1);
 }
@@ -419,7 +468,10 @@ static void held_work(struct work_struct *work)
 	while ((bio = bio_list_pop(&held))) {
 		struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 
-		if (time_after_eq(jiffies, nb->held_until)) {
+		if (time_after_eq(jiffies, nb->held_until) && nb->held_reroute) {
+			nb->held_reroute = false;
+			defer_bio(nc, bio);
+		} else if (time_after_eq(jiffies, nb->held_until)) {
 			submit_to_home(nc, bio);
 		} else {
 			nswap2l_add_bio(&nc->deferred_lock, &nc->held_bios, bio);
@@ -466,6 +518,7 @@ int nswap2l_bio_map(struct nswap2l *nc, struct dm_target *ti, struct bio *bio)
 	nb->profiled_tier = NSWAP2L_NR_TIERS;
 	nb->read_tries = 0;
 	nb->give_up = false;
+	nb->held_reroute = false;
 
 	if (bio->bi_opf & REQ_PREFLUSH)
 		return map_flush(nc, bio);
@@ -488,7 +541,8 @@ int nswap2l_bio_map(struct nswap2l *nc, struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_SUBMITTED;
 	hold_ms = READ_ONCE(nswap2l_fault_hold_ms);
 	if (unlikely(hold_ms)) {
-		hold_bio(nc, bio, hold_ms);
+		hold_bio(nc, bio,
+			 jiffies + get_random_u32_below(msecs_to_jiffies(hold_ms) + 1));
 		return DM_MAPIO_SUBMITTED;
 	}
 	return send_to_home(nc, bio);

@@ -16,6 +16,7 @@ struct nswap2l_bio {
 	u8 epoch;		/* for end_io */
 	u8 read_tries;		/* failed reads: the next goes to another copy */
 	bool give_up;		/* failed for good: end_io completes it */
+	bool held_reroute;	/* fault injection: held on its way to reroute_write() */
 };
 
 /* The bio path's lists and works of a new device; its workqueues are the device's. */

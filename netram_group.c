@@ -322,7 +322,7 @@ static bool netram_move_run(struct netram_tier *nt, struct netram_group *g, unsi
 
 void netram_group_move_keys(struct netram_tier *nt, struct netram_server *from,
 			    struct netram_server *to, const u64 *keys, unsigned int nr_keys,
-			    bool can_move, unsigned long *taken)
+			    bool can_move, const unsigned long *blocked, unsigned long *taken)
 {
 	struct netram_parity *p = netram_parity_of(nt);
 	unsigned int i, j;
@@ -340,7 +340,9 @@ void netram_group_move_keys(struct netram_tier *nt, struct netram_server *from,
 			asked |= BIT(netram_key_page(keys[j]));
 		spin_lock_irq(&p->lock);
 		g = netram_find_group(p, keys[i]);
-		moved = g && netram_move_run(nt, g, run, asked, from, to, can_move);
+		/* A run with a page being written stays (it may be there already). */
+		moved = g && netram_move_run(nt, g, run, asked, from, to,
+					     can_move && find_next_bit(blocked, j, i) >= j);
 		spin_unlock_irq(&p->lock);
 		if (moved)
 			bitmap_set(taken, i, j - i);

@@ -153,7 +153,7 @@ bool netram_want_cleaning(struct netram_tier *nt);
 /* The scheme's move_keys (netram_scheme.h): whole runs, protected groups only. */
 void netram_group_move_keys(struct netram_tier *nt, struct netram_server *from,
 			    struct netram_server *to, const u64 *keys, unsigned int nr_keys,
-			    bool can_move, unsigned long *taken);
+			    bool can_move, const unsigned long *blocked, unsigned long *taken);
 void netram_start_cleaning(struct netram_tier *nt);
 
 #endif

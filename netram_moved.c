@@ -10,10 +10,12 @@
  *
  * A MOVED is a job of the mover (migrate.c): serialized with the other
  * jobs, paused while the device is suspended (and so is its answer), one
- * scan of the map.  Entries change by compare-and-exchange against the
- * home that names the sending server, so a write or discard racing the
- * move wins (write-once keys: a rewrite is a new key, which the move never
- * names); the answer goes after the bios that saw the old homes are done,
+ * scan of the map.  It changes entries as the page mover does: the scan
+ * flags MIGRATING the entries that name a key of the MOVED on the sending
+ * server; once the bios that saw them before are done, those still flagged
+ * name the peer (a write meanwhile clears the flag and keeps the page where
+ * that write expects it: a rerouted write on a write-once tier finding
+ * another home would drop itself).  The answer goes after those bios too,
  * so nothing reads a key from the sender once it may free it.
  */
 #include <linux/sort.h>
@@ -31,7 +33,6 @@ struct netram_moved_req {
 	struct netram_server *srv;
 	bool busy;			/* received, not answered */
 	bool ready;			/* its answer can go */
-	bool begun;			/* the scheme's keys moved (move_keys) */
 	u32 tag;
 	u32 connection;			/* srv->connections when it came */
 	struct netram_server *to;	/* NULL: no server of ours has that id */
@@ -40,6 +41,12 @@ struct netram_moved_req {
 	unsigned int nr_left;		/* once ready: the first ones of keys[] */
 	u64 keys[NSWAP2L_PROTO_MAX_KEYS];
 	DECLARE_BITMAP(taken, NSWAP2L_PROTO_MAX_KEYS);
+	/* keys whose page the scan flagged, at homes[] */
+	DECLARE_BITMAP(flagged, NSWAP2L_PROTO_MAX_KEYS);
+	/* keys on the sender in a page the scan could not flag: their run stays */
+	DECLARE_BITMAP(blocked, NSWAP2L_PROTO_MAX_KEYS);
+	u64 pages[NSWAP2L_PROTO_MAX_KEYS];
+	u64 homes[NSWAP2L_PROTO_MAX_KEYS];	/* as flagged, without the flag */
 };
 
 struct netram_ask_reply {
@@ -201,18 +208,18 @@ static u64 netram_slot_moved(u64 slot, unsigned int from, unsigned int to)
 	       second << NETRAM_SLOT_SERVER_BITS | first;
 }
 
-/* Keys that move together (parity's runs) are moved in the scheme's table first. */
-static void netram_moved_begin(struct netram_moved_req *req)
+/* The key's page names @from: flag it, or (false) it changed or something else moves it. */
+static bool netram_moved_flag(struct netram_moved_req *req, unsigned int i, u64 page, u64 entry)
 {
-	struct netram_tier *nt = req->srv->nt;
+	struct nswap2l_map *map = &req->srv->nt->tier.nc->map;
 
-	if (req->begun)
-		return;
-	req->begun = true;
-	if (netram_scheme_moves_keys(nt))
-		netram_scheme_move_keys(nt, req->srv, req->to, req->keys, req->nr_keys,
-					netram_takes_moved(req->to, req->to_client_id),
-					req->taken);
+	/* Prefetching flagged it to copy it from the sender: it keeps its key there. */
+	if ((entry & NSWAP2L_ENTRY_MIGRATING) || !nswap2l_map_flag_moving(map, page, entry))
+		return false;
+	__set_bit(i, req->flagged);
+	req->pages[i] = page;
+	req->homes[i] = entry;
+	return true;
 }
 
 static void netram_moved_visit(struct nswap2l_move_job *job, u64 page)
@@ -221,21 +228,21 @@ static void netram_moved_visit(struct nswap2l_move_job *job, u64 page)
 	struct netram_server *from = req->srv, *to = req->to;
 	struct netram_tier *nt = from->nt;
 	struct nswap2l_map *map = &nt->tier.nc->map;
-	u64 home = nswap2l_entry_home(nswap2l_map_lookup(map, page));
-	u64 slot = nswap2l_entry_slot(home), key = netram_slot_key(slot), moved;
+	u64 entry = nswap2l_map_lookup(map, page) & ~NSWAP2L_ENTRY_REFERENCED;
+	u64 slot = nswap2l_entry_slot(entry), key = netram_slot_key(slot);
 	int i = netram_moved_index(req, key);
 
-	netram_moved_begin(req);
 	/* Looked at again: it may have left Network RAM since the mover saw it. */
-	if (i < 0 || !home || nswap2l_entry_tier(home) != NSWAP2L_TIER_NETRAM)
+	if (i < 0 || !entry || nswap2l_entry_tier(entry) != NSWAP2L_TIER_NETRAM)
 		return;
 	if (netram_scheme_moves_keys(nt)) {
-		/* Its run went to @to (begin): the entry follows, unless a write came first. */
-		if (test_bit(i, req->taken) && netram_slot_on(from, slot))
-			nswap2l_map_relabel(map, page, home,
-					    nswap2l_entry(NSWAP2L_TIER_NETRAM,
-							  netram_slot_moved(slot, from->index,
-									    to->index)));
+		/*
+		 * Its run moves (done) only if every page of it that names
+		 * the sender is still flagged then: a run is never half moved.
+		 */
+		if (netram_slot_on(from, slot) && !netram_moved_flag(req, i, page, entry) &&
+		    nswap2l_entry_home(nswap2l_map_lookup(map, page)) == nswap2l_entry_home(entry))
+			__set_bit(i, req->blocked);
 		return;
 	}
 	if (!netram_slot_on(from, slot)) {
@@ -244,13 +251,82 @@ static void netram_moved_visit(struct nswap2l_move_job *job, u64 page)
 			__set_bit(i, req->taken);
 		return;
 	}
-	moved = netram_slot_moved(slot, from->index, to->index);
-	if (!moved || netram_copy_lost(from, key) || netram_copy_lost(to, key) ||
-	    !netram_takes_moved(to, req->to_client_id))
+	if (!netram_slot_moved(slot, from->index, to->index) || netram_copy_lost(from, key) ||
+	    netram_copy_lost(to, key) || !netram_takes_moved(to, req->to_client_id))
 		return;
-	if (nswap2l_map_relabel(map, page, home, nswap2l_entry(NSWAP2L_TIER_NETRAM, moved))) {
-		__set_bit(i, req->taken);
-		netram_move_held(from, to, key, 1);
+	netram_moved_flag(req, i, page, entry);
+}
+
+/* The flagged page of key @i names @to now, or (@take false, or a write came) stays. */
+static bool netram_moved_relabel(struct netram_moved_req *req, unsigned int i, bool take)
+{
+	struct netram_server *from = req->srv, *to = req->to;
+	struct nswap2l_map *map = &from->nt->tier.nc->map;
+	u64 home = req->homes[i], slot = nswap2l_entry_slot(home);
+	u64 moved = take ? netram_slot_moved(slot, from->index, to->index) : 0;
+
+	if (!moved) {
+		nswap2l_map_replace_flagged(map, req->pages[i], home, 0);
+		return false;
+	}
+	/* Its other flags stay (the flag and the referenced bit are replace_flagged()'s). */
+	moved = nswap2l_entry(NSWAP2L_TIER_NETRAM, moved) |
+		(home & NSWAP2L_ENTRY_FLAGS & ~NSWAP2L_ENTRY_REFERENCED);
+	return nswap2l_map_replace_flagged(map, req->pages[i], home, moved);
+}
+
+/* One server per page: each flagged page still flagged now moves on its own. */
+static void netram_moved_settle_pages(struct netram_moved_req *req)
+{
+	struct netram_server *from = req->srv, *to = req->to;
+	bool can_move = netram_takes_moved(to, req->to_client_id);
+	unsigned int i;
+
+	for_each_set_bit(i, req->flagged, req->nr_keys) {
+		u64 key = req->keys[i];
+		bool take = can_move && !netram_copy_lost(from, key) && !netram_copy_lost(to, key);
+
+		if (netram_moved_relabel(req, i, take)) {
+			__set_bit(i, req->taken);
+			netram_move_held(from, to, key, 1);
+		}
+	}
+}
+
+/*
+ * Runs move whole in the scheme's table (held counts follow), so a run
+ * moves only if no page of it that names the sender is written meanwhile:
+ * each flagged page must still be flagged (a page that changed its home
+ * left the run: its key moves as a stale one).  Then the pages follow.
+ * A write between the look and the replace clears a flag when the run has
+ * moved already: that page is relabelled all the same, as the table says.
+ */
+static void netram_moved_settle_runs(struct netram_moved_req *req)
+{
+	struct nswap2l_map *map = &req->srv->nt->tier.nc->map;
+	unsigned int i;
+
+	for_each_set_bit(i, req->flagged, req->nr_keys) {
+		u64 cur = nswap2l_map_lookup(map, req->pages[i]) & ~NSWAP2L_ENTRY_REFERENCED;
+
+		if (cur != (req->homes[i] | NSWAP2L_ENTRY_MIGRATING) &&
+		    nswap2l_entry_home(cur) == nswap2l_entry_home(req->homes[i]))
+			__set_bit(i, req->blocked);
+	}
+	netram_scheme_move_keys(req->srv->nt, req->srv, req->to, req->keys, req->nr_keys,
+				netram_takes_moved(req->to, req->to_client_id), req->blocked,
+				req->taken);
+	for_each_set_bit(i, req->flagged, req->nr_keys) {
+		bool take = test_bit(i, req->taken);
+		u64 moved;
+
+		if (netram_moved_relabel(req, i, take) || !take)
+			continue;
+		moved = netram_slot_moved(nswap2l_entry_slot(req->homes[i]), req->srv->index,
+					  req->to->index);
+		if (moved)
+			nswap2l_map_relabel(map, req->pages[i], req->homes[i],
+					    nswap2l_entry(NSWAP2L_TIER_NETRAM, moved));
 	}
 }
 
@@ -278,9 +354,15 @@ static void netram_moved_done(struct nswap2l_move_job *job)
 {
 	struct netram_moved_req *req = container_of(job, struct netram_moved_req, job);
 
-	netram_moved_begin(req);
-	/* Bios that saw the old homes may still read them there. */
+	/*
+	 * Bios that saw the pages before they were flagged may still read or
+	 * write them there (a write clears the flag when it maps).
+	 */
 	nswap2l_inflight_wait(&req->srv->nt->tier.nc->map.inflight);
+	if (netram_scheme_moves_keys(req->srv->nt))
+		netram_moved_settle_runs(req);
+	else
+		netram_moved_settle_pages(req);
 	netram_moved_answer(req);
 }
 
@@ -352,7 +434,6 @@ static int netram_receive_moved_keys(struct netram_server *srv,
 	req->tag = le32_to_cpu(hdr->tag);
 	req->connection = READ_ONCE(srv->connections);
 	req->ready = false;
-	req->begun = false;
 	for (i = 0; i < count; i++)
 		req->keys[i] = le64_to_cpu(mv->rx.keys[i]);
 	sort(req->keys, count, sizeof(u64), netram_cmp_u64, NULL);
@@ -361,6 +442,8 @@ static int netram_receive_moved_keys(struct netram_server *srv,
 			req->keys[n++] = req->keys[i];
 	req->nr_keys = n;
 	bitmap_zero(req->taken, NSWAP2L_PROTO_MAX_KEYS);
+	bitmap_zero(req->flagged, NSWAP2L_PROTO_MAX_KEYS);
+	bitmap_zero(req->blocked, NSWAP2L_PROTO_MAX_KEYS);
 	/* Any state: a page moved there before is taken again, not refused. */
 	req->to = netram_server_by_id(srv->nt, mv->rx.where.server_id, false, NULL);
 	memcpy(req->to_client_id, mv->rx.where.client_id, sizeof(req->to_client_id));

@@ -47,16 +47,17 @@ struct netram_scheme {
 			  const u64 *keys, unsigned int nr_keys);
 	void (*recovered)(struct netram_tier *nt);	/* optional: dmesg after recovery */
 	/*
-	 * MOVED (netram_moved.c), on the mover's thread before it looks at the
-	 * map: keys that move only together (parity's runs, each on one server
-	 * of its group).  Of @keys (sorted), sets in @taken those now on @to
-	 * in the scheme's own table: moved there from @from (their held
-	 * counts follow) if @can_move, or there already.  Optional: without
-	 * it each page moves by its map entry alone.
+	 * MOVED (netram_moved.c), on the mover's thread once the flagged pages
+	 * are settled, before they follow: keys that move only together
+	 * (parity's runs, each on one server of its group).  Of @keys
+	 * (sorted), sets in @taken those now on @to in the scheme's own table:
+	 * moved there from @from (their held counts follow) if @can_move and
+	 * no key of their run is in @blocked, or there already.  Optional:
+	 * without it each page moves by its map entry alone.
 	 */
 	void (*move_keys)(struct netram_tier *nt, struct netram_server *from,
 			  struct netram_server *to, const u64 *keys, unsigned int nr_keys,
-			  bool can_move, unsigned long *taken);
+			  bool can_move, const unsigned long *blocked, unsigned long *taken);
 };
 
 extern const struct netram_scheme netram_single, netram_mirror, netram_parity_scheme;
@@ -143,9 +144,9 @@ static inline bool netram_scheme_moves_keys(struct netram_tier *nt)
 static inline void netram_scheme_move_keys(struct netram_tier *nt, struct netram_server *from,
 					   struct netram_server *to, const u64 *keys,
 					   unsigned int nr_keys, bool can_move,
-					   unsigned long *taken)
+					   const unsigned long *blocked, unsigned long *taken)
 {
-	nt->scheme->move_keys(nt, from, to, keys, nr_keys, can_move, taken);
+	nt->scheme->move_keys(nt, from, to, keys, nr_keys, can_move, blocked, taken);
 }
 
 static inline bool netram_scheme_redundant(struct netram_tier *nt)

@@ -97,6 +97,11 @@ struct nswap2l_tier_ops {
 			 unsigned int tries);
 	/* Most pages one bio to the run at @slot may span (optional: no limit). */
 	unsigned int (*max_run)(struct nswap2l_tier *tier, u64 slot);
+	/*
+	 * @cur holds the data @old held, under another label (a server moved
+	 * the page: MOVED).  Optional: never.
+	 */
+	bool (*relabelled)(struct nswap2l_tier *tier, u64 old, u64 cur);
 	/* Send an empty flush; NULL when the tier has no volatile cache. */
 	int (*map_flush)(struct nswap2l_tier *tier, struct bio *bio);
 
@@ -283,6 +288,11 @@ static inline int nswap2l_tier_map_retry(struct nswap2l_tier *tier, struct bio *
 static inline unsigned int nswap2l_tier_max_run(struct nswap2l_tier *tier, u64 slot)
 {
 	return tier->type->ops->max_run ? tier->type->ops->max_run(tier, slot) : UINT_MAX;
+}
+
+static inline bool nswap2l_tier_relabelled(struct nswap2l_tier *tier, u64 old, u64 cur)
+{
+	return tier->type->ops->relabelled && tier->type->ops->relabelled(tier, old, cur);
 }
 
 /* The tier has a volatile cache: dm sends it a flush bio of its own. */

@@ -117,6 +117,12 @@ static unsigned int netram_max_run(struct nswap2l_tier *tier, u64 slot)
 	return max;
 }
 
+/* Keys are never reused: the same key elsewhere is the same page, moved (MOVED). */
+static bool netram_relabelled(struct nswap2l_tier *tier, u64 old, u64 cur)
+{
+	return old != cur && netram_slot_key(old) == netram_slot_key(cur);
+}
+
 /*----------------------------------------------------------------
  * Status
  *--------------------------------------------------------------*/
@@ -907,6 +913,7 @@ static const struct nswap2l_tier_ops netram_tier_ops = {
 	.resume = netram_resume,
 	.alloc_slots = netram_alloc_slots,
 	.max_run = netram_max_run,
+	.relabelled = netram_relabelled,
 	.free_slots = netram_free_slots,
 	.map = netram_map,
 	.map_retry = netram_map_retry,
