@@ -64,13 +64,20 @@ static const char usage_text[] =
 "Network RAM server for dm-nswap2l: holds clients' pages in its own memory\n"
 "and gives memory back when its machine needs it, by asking clients (EVICT)\n"
 "to move pages elsewhere.  It holds at most\n"
-"    min(--max, held + available - --reserve)\n"
+"    min(--max, --max-file, held + available - --reserve)\n"
 "pages, available being MemAvailable or the headroom of its memory cgroup;\n"
 "when those cannot be read it takes no new pages.\n"
 "\n"
 "  --listen ADDR:PORT      numeric IPv4 address and TCP port (0: any free port)\n"
 "  --port-file FILE        write the bound port number to FILE once listening\n"
-"  --max SIZE              hold at most SIZE of pages (K, M, G, T suffixes)\n"
+"  --max SIZE              hold at most SIZE of pages (K, M, G, T suffixes;\n"
+"                          none: no bound but memory's)\n"
+"  --max-file FILE         FILE holds a SIZE as --max's: hold at most the\n"
+"                          smaller of the two; read at start (bad or missing:\n"
+"                          nswapd does not start) and again on SIGHUP, which\n"
+"                          shrinks the server to a lower one (pages to peers,\n"
+"                          then EVICT) and offers the room of a higher one;\n"
+"                          a bad file then keeps the SIZE read before\n"
 "  --reserve SIZE          memory always left to the machine (default 64M)\n"
 "  --clients DIR           one key per client: each file in DIR (except hidden\n"
 "                          ones) is a client, its name the client name, its\n"
@@ -163,13 +170,14 @@ enum option_id {
 	OPT_MAX_UNAUTH_PER_ADDRESS, OPT_IDLE_TIMEOUT, OPT_MESSAGE_TIMEOUT, OPT_BUFFER_BUDGET,
 	OPT_QUOTA, OPT_DEFAULT_QUOTA, OPT_MAX_CONNECTIONS_PER_CLIENT, OPT_MAX_NAMESPACES_PER_CLIENT,
 	OPT_LEAVE_TIMEOUT,
-	OPT_PEER_KEY,
+	OPT_PEER_KEY, OPT_MAX_FILE,
 };
 
 static const struct option long_options[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 	{ "max", required_argument, NULL, OPT_MAX },
+	{ "max-file", required_argument, NULL, OPT_MAX_FILE },
 	{ "reserve", required_argument, NULL, OPT_RESERVE },
 	{ "clients", required_argument, NULL, OPT_CLIENTS },
 	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
@@ -200,8 +208,8 @@ static const struct option long_options[] = {
 
 struct options {
 	const char *listen, *port_file, *clients_dir, *key_file, *status_socket, *memavailable_file;
-	const char *peer_key_file;
-	uint64_t max_bytes, reserve_bytes, grace_s;
+	const char *peer_key_file, *max_file;
+	uint64_t max_pages, reserve_bytes, grace_s;
 	uint64_t max_connections, max_unauth_per_address, idle_timeout_s, message_timeout_s;
 	uint64_t max_conns_per_client;		/* 0: the default, from the connections that fit */
 	uint64_t max_namespaces_per_client;
@@ -210,7 +218,7 @@ struct options {
 	struct client_quota quotas[MAX_QUOTAS];
 	size_t nr_quotas;
 	uint64_t default_quota_pages;
-	bool have_default_quota, have_max, insecure, foreground, stats, json;
+	bool have_default_quota, insecure, foreground, stats, json;
 	enum log_level log_level;
 	unsigned int peer_count;
 	struct peer_addr peers[MAX_PEERS];
@@ -278,6 +286,7 @@ static void parse_options(int argc, char **argv, struct options *opts)
 	int c;
 
 	memset(opts, 0, sizeof(*opts));
+	opts->max_pages = NO_MAX_PAGES;
 	opts->reserve_bytes = DEFAULT_RESERVE;
 	opts->grace_s = DEFAULT_GRACE_S;
 	opts->max_connections = DEFAULT_MAX_CONNECTIONS;
@@ -296,11 +305,15 @@ static void parse_options(int argc, char **argv, struct options *opts)
 		case OPT_PORT_FILE:
 			opts->port_file = optarg;
 			break;
-		case OPT_MAX:
-			opts->max_bytes = size_option("max", optarg);
-			opts->have_max = true;
-			if (opts->max_bytes < PROTO_PAGE_SIZE)
-				usage_error("--max: %s is less than one page", optarg);
+		case OPT_MAX: {
+			char err[256];
+
+			if (server_parse_max(optarg, &opts->max_pages, err, sizeof(err)))
+				usage_error("--max: %s", err);
+			break;
+		}
+		case OPT_MAX_FILE:
+			opts->max_file = optarg;
 			break;
 		case OPT_RESERVE:
 			opts->reserve_bytes = size_option("reserve", optarg);
@@ -453,6 +466,22 @@ static int stats_main(const struct options *opts)
 	return status;
 }
 
+/* path made absolute against the working directory, links and all kept; NULL: errno. */
+static char *absolute_path(const char *path)
+{
+	char *cwd, *abs;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return NULL;
+	if (asprintf(&abs, "%s/%s", cwd, path) < 0)
+		abs = NULL;
+	free(cwd);
+	return abs;
+}
+
 /* A failure aborts: a predictable nonce would let a recorded handshake be replayed. */
 static void random_bytes(void *buf, size_t len)
 {
@@ -562,7 +591,7 @@ int main(int argc, char **argv)
 	struct sockaddr_in addr;
 	struct options opts;
 	struct server srv;
-	char *clients_dir = NULL;
+	char *clients_dir = NULL, *max_file = NULL;
 	int listen_fd, status_fd, status;
 
 	parse_options(argc, argv, &opts);
@@ -595,7 +624,21 @@ int main(int argc, char **argv)
 	}
 	cfg.clients_dir = clients_dir;
 	cfg.insecure = opts.insecure;
-	cfg.max_pages = opts.have_max ? opts.max_bytes / PROTO_PAGE_SIZE : NO_MAX_PAGES;
+	cfg.max_pages = opts.max_pages;
+	/* absolute, for SIGHUP after daemonize(); not resolved: a link may be pointed elsewhere */
+	if (opts.max_file) {
+		max_file = absolute_path(opts.max_file);
+		if (!max_file) {
+			fprintf(stderr, "nswapd: --max-file %s: %s\n", opts.max_file, strerror(errno));
+			return 2;
+		}
+		if (server_read_max_file(max_file, &cfg.max_file_pages, err, sizeof(err))) {
+			fprintf(stderr, "nswapd: %s\n", err);
+			free(max_file);
+			return 2;
+		}
+	}
+	cfg.max_file = max_file;
 	cfg.reserve_bytes = opts.reserve_bytes;
 	cfg.grace_ms = opts.grace_s * 1000;
 	random_bytes(&cfg.hash_key, sizeof(cfg.hash_key));
@@ -645,10 +688,16 @@ int main(int argc, char **argv)
 
 	log_info("listening on %s, status on %s, max %s, reserve %s, grace %llu s%s",
 		 listen_desc, status_path,
-		 opts.have_max ? format_bytes(opts.max_bytes, max_text, sizeof(max_text)) : "none",
+		 opts.max_pages != NO_MAX_PAGES ?
+		 format_bytes(opts.max_pages * PROTO_PAGE_SIZE, max_text, sizeof(max_text)) : "none",
 		 format_bytes(cfg.reserve_bytes, reserve_text, sizeof(reserve_text)),
 		 (unsigned long long)opts.grace_s,
 		 cfg.insecure ? ", NO AUTHENTICATION (--insecure-no-auth)" : "");
+	if (max_file)
+		log_info("max from %s: %s (SIGHUP reads it again)", max_file,
+			 cfg.max_file_pages != NO_MAX_PAGES ?
+			 format_bytes(cfg.max_file_pages * PROTO_PAGE_SIZE, max_text, sizeof(max_text)) :
+			 "none");
 	if (clients_dir)
 		log_info("%zu clients, one key each, from %s (SIGHUP reloads)", cfg.keys.count,
 			 clients_dir);
@@ -688,6 +737,7 @@ int main(int argc, char **argv)
 	close(status_fd);
 	unlink(status_path);
 	free(clients_dir);
+	free(max_file);
 	log_info("stopped");
 	return status;
 }

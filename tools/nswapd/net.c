@@ -428,11 +428,15 @@ static void handle_signal(struct loop *loop)
 	if (read(loop->signals.fd, &info, sizeof(info)) != sizeof(info))
 		return;
 	if (info.ssi_signo == SIGHUP) {
-		if (!loop->srv->cfg.clients_dir) {
-			log_info("received SIGHUP: nothing to reload without --clients");
+		if (!loop->srv->cfg.clients_dir && !loop->srv->cfg.max_file) {
+			log_info("received SIGHUP: nothing to reload without --clients or --max-file");
 			return;
 		}
-		server_reload_clients(loop->srv);
+		/* each on its own: one that fails to load keeps what it had */
+		if (loop->srv->cfg.clients_dir)
+			server_reload_clients(loop->srv);
+		if (loop->srv->cfg.max_file)
+			server_reload_max_file(loop->srv);
 		service_queued(loop);
 		return;
 	}

@@ -8,14 +8,21 @@
  * page itself.  When memory cannot be read the limit is what it holds: no
  * new pages, and no eviction on a guess.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conn.h"
 #include "log.h"
 #include "peer.h"
 #include "server.h"
 #include "siphash.h"
+#include "util.h"
 
 static uint64_t client_quota(const struct server *srv,
 			     const char client[NSWAP2L_PROTO_CLIENT_NAME_SIZE])
@@ -214,14 +221,36 @@ static void note_memory_reading(struct server *srv)
 	srv->memory_unknown = unknown;
 }
 
-static void update_limit(struct server *srv)
+static const char *const limit_source_names[] = {
+	[LIMIT_NONE] = "none",
+	[LIMIT_MAX] = "max",
+	[LIMIT_MAX_FILE] = "max-file",
+	[LIMIT_MEMORY] = "memory",
+	[LIMIT_MEMORY_UNKNOWN] = "memory-unknown",
+	[LIMIT_LEAVING] = "leaving",
+};
+
+const char *server_limit_source_name(enum limit_source source)
+{
+	return limit_source_names[source];
+}
+
+/* The limit in effect now, and what sets it: the smallest term, --max first when equal. */
+static uint64_t compute_limit(const struct server *srv, enum limit_source *source)
 {
 	uint64_t held = server_held_pages(srv), limit = srv->cfg.max_pages;
 	uint64_t available = srv->mem.available, reserve = srv->cfg.reserve_bytes;
 
+	*source = limit == NO_MAX_PAGES ? LIMIT_NONE : LIMIT_MAX;
+	if (srv->cfg.max_file && srv->cfg.max_file_pages < limit) {
+		limit = srv->cfg.max_file_pages;
+		*source = LIMIT_MAX_FILE;
+	}
 	if (srv->memory_unknown) {
-		if (held < limit)
+		if (held < limit) {
 			limit = held;
+			*source = LIMIT_MEMORY_UNKNOWN;
+		}
 	} else if (available != MEM_UNKNOWN) {
 		uint64_t adaptive;
 
@@ -232,19 +261,45 @@ static void update_limit(struct server *srv)
 
 			adaptive = held > short_pages ? held - short_pages : 0;
 		}
-		if (adaptive < limit)
+		if (adaptive < limit) {
 			limit = adaptive;
+			*source = LIMIT_MEMORY;
+		}
 	}
 	/* leaving: the shrink of memory pressure, down to nothing (its own lines say so) */
-	if (srv->leave.leaving)
+	if (srv->leave.leaving) {
 		limit = 0;
+		*source = LIMIT_LEAVING;
+	}
+	return limit;
+}
+
+static void update_limit(struct server *srv)
+{
+	uint64_t held = server_held_pages(srv), limit;
+	enum limit_source source;
+
+	limit = compute_limit(srv, &source);
 	srv->limit_pages = limit;
-	if (held > limit && !srv->over_limit && !srv->leave.leaving)
-		log_info("memory pressure: limit %llu pages, holding %llu: taking no new pages",
-			 (unsigned long long)limit, (unsigned long long)held);
-	else if (held <= limit && srv->over_limit && !srv->leave.leaving)
-		log_info("memory pressure over: limit %llu pages, holding %llu",
-			 (unsigned long long)limit, (unsigned long long)held);
+	srv->limit_source = source;
+	if (held > limit && !srv->over_limit && !srv->leave.leaving) {
+		srv->over_source = source;
+		if (source == LIMIT_MEMORY)
+			log_info("memory pressure: limit %llu pages, holding %llu: taking no new pages",
+				 (unsigned long long)limit, (unsigned long long)held);
+		else
+			log_info("over the limit (%s): limit %llu pages, holding %llu: taking no new "
+				 "pages, giving the rest back", source == LIMIT_MAX ? "--max" :
+				 "--max-file", (unsigned long long)limit, (unsigned long long)held);
+	} else if (held <= limit && srv->over_limit && !srv->leave.leaving) {
+		if (srv->over_source == LIMIT_MEMORY)
+			log_info("memory pressure over: limit %llu pages, holding %llu",
+				 (unsigned long long)limit, (unsigned long long)held);
+		else
+			log_info("within the limit again: limit %llu pages (%s), holding %llu",
+				 (unsigned long long)limit, server_limit_source_name(source),
+				 (unsigned long long)held);
+	}
 	srv->over_limit = held > limit;
 	if (!srv->over_limit)
 		srv->warned_no_evict = false;
@@ -608,6 +663,123 @@ void server_reload_clients(struct server *srv)
 	auth_keyring_free(&srv->cfg.keys);
 	srv->cfg.keys = fresh;
 	log_info("reload: %zu clients from %s", fresh.count, srv->cfg.clients_dir);
+}
+
+int server_parse_max(const char *text, uint64_t *pages, char *err, size_t err_size)
+{
+	uint64_t bytes;
+
+	if (!strcmp(text, "none")) {
+		*pages = NO_MAX_PAGES;
+		return 0;
+	}
+	if (parse_size(text, &bytes)) {
+		snprintf(err, err_size, "not a size: '%s' (bytes, or with K, M, G, T; or none)",
+			 text);
+		return -1;
+	}
+	if (bytes < PROTO_PAGE_SIZE) {
+		snprintf(err, err_size, "%s is less than one page (%u bytes)", text,
+			 (unsigned int)PROTO_PAGE_SIZE);
+		return -1;
+	}
+	*pages = bytes / PROTO_PAGE_SIZE;
+	return 0;
+}
+
+/* A SIZE is short: more than this in the file is not one. */
+#define MAX_FILE_BYTES 64
+
+int server_read_max_file(const char *path, uint64_t *pages, char *err, size_t err_size)
+{
+	char text[MAX_FILE_BYTES + 2], *start = text, *end, why[160];
+	size_t len = 0, i;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(err, err_size, "--max-file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* one byte more than a SIZE may take says that the file is longer */
+	while (len < sizeof(text) - 1) {
+		n = read(fd, text + len, sizeof(text) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, err_size, "--max-file %s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > MAX_FILE_BYTES) {
+		snprintf(err, err_size, "--max-file %s: more than %d bytes: not one SIZE", path,
+			 MAX_FILE_BYTES);
+		return -1;
+	}
+	text[len] = '\0';
+	for (i = 0; i < len; i++)
+		if (!isprint((unsigned char)text[i]) && !isspace((unsigned char)text[i])) {
+			snprintf(err, err_size, "--max-file %s: not text: not one SIZE", path);
+			return -1;
+		}
+	while (isspace((unsigned char)*start))
+		start++;
+	end = start + strlen(start);
+	while (end > start && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	if (!*start) {
+		snprintf(err, err_size, "--max-file %s: empty: one SIZE (or none) expected", path);
+		return -1;
+	}
+	if (server_parse_max(start, pages, why, sizeof(why))) {
+		snprintf(err, err_size, "--max-file %s: %s", path, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* "256 pages (1.0 MiB)" or "none". */
+static const char *max_text(uint64_t pages, char *buf, size_t size)
+{
+	char bytes[32];
+
+	if (pages == NO_MAX_PAGES)
+		return "none";
+	snprintf(buf, size, "%llu pages (%s)", (unsigned long long)pages,
+		 format_bytes(pages * PROTO_PAGE_SIZE, bytes, sizeof(bytes)));
+	return buf;
+}
+
+void server_reload_max_file(struct server *srv)
+{
+	char err[PATH_MAX + 256], was[64], now[64], limit_text[64];
+	uint64_t pages, held = server_held_pages(srv), limit;
+	enum limit_source source;
+
+	if (server_read_max_file(srv->cfg.max_file, &pages, err, sizeof(err))) {
+		srv->max_file_failed = true;
+		log_error("reload: %s; keeping %s read before; limit %llu pages, set by %s", err,
+			  max_text(srv->cfg.max_file_pages, was, sizeof(was)),
+			  (unsigned long long)srv->limit_pages,
+			  server_limit_source_name(srv->limit_source));
+		return;
+	}
+	srv->max_file_failed = false;
+	max_text(srv->cfg.max_file_pages, was, sizeof(was));
+	srv->cfg.max_file_pages = pages;
+	limit = compute_limit(srv, &source);
+	log_info("reload: --max-file %s: %s, was %s; limit %s, set by %s; holding %llu pages%s",
+		 srv->cfg.max_file, max_text(pages, now, sizeof(now)), was,
+		 max_text(limit, limit_text, sizeof(limit_text)), server_limit_source_name(source),
+		 (unsigned long long)held, held > limit ? ": giving the rest back" : "");
+	/* at once, not at the next tick: the pages over it start moving, the room is offered */
+	tick_work(srv);
 }
 
 bool server_admit(struct server *srv, uint32_t addr, struct conn **victim)

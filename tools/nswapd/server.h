@@ -42,6 +42,12 @@ struct conn;
 
 struct server_config {
 	uint64_t max_pages;		/* --max, or NO_MAX_PAGES */
+	/*
+	 * --max-file: its absolute path (NULL: none), and the SIZE it held when
+	 * last read well (NO_MAX_PAGES: "none"); SIGHUP reads it again
+	 */
+	const char *max_file;
+	uint64_t max_file_pages;
 	uint64_t reserve_bytes;		/* memory always left to the machine */
 	uint64_t grace_ms;		/* a namespace outlives its last connection */
 	struct auth_keyring keys;	/* owned by the server once initialised */
@@ -114,6 +120,16 @@ struct namespace {
 	uint64_t migrate_not_before_ms;	/* its owner refused pages: EVICT them meanwhile */
 };
 
+/* What sets the limit in effect (the smallest term of update_limit()). */
+enum limit_source {
+	LIMIT_NONE,		/* nothing: no --max nor --max-file, memory not known to bound it */
+	LIMIT_MAX,		/* --max */
+	LIMIT_MAX_FILE,		/* --max-file */
+	LIMIT_MEMORY,		/* held + available - reserve */
+	LIMIT_MEMORY_UNKNOWN,	/* memory cannot be read: what it holds */
+	LIMIT_LEAVING,		/* a leave: 0 */
+};
+
 /* Why a leave ended (README.md, "Leaving"). */
 enum leave_end {
 	LEAVE_GOING,
@@ -142,6 +158,9 @@ struct server {
 	uint64_t started_ms, now_ms;
 	struct mem_sample mem;		/* last sample */
 	uint64_t limit_pages;		/* pages it may hold now */
+	enum limit_source limit_source;	/* what set limit_pages */
+	enum limit_source over_source;	/* what set it when the server went over it */
+	bool max_file_failed;		/* the last reading of --max-file failed: the one before holds */
 	uint64_t evict_pending;		/* keys asked in rounds still going */
 	bool over_limit;		/* holds more than its limit */
 	bool warned_no_evict;		/* said that no client takes EVICT */
@@ -203,6 +222,29 @@ void server_release_memory(struct server *srv);
  * CAPACITY announcements.  Connections it closes are left CONN_CLOSING.
  */
 void server_tick(struct server *srv, const struct mem_sample *mem);
+
+/*
+ * --max's and --max-file's SIZE: bytes as parse_size() takes them (K, M,
+ * G, T), at least one page, in whole pages; or "none" (NO_MAX_PAGES).
+ * Returns 0, or -1 with why in err.
+ */
+int server_parse_max(const char *text, uint64_t *pages, char *err, size_t err_size);
+/*
+ * Reads --max-file: one SIZE as server_parse_max() takes, blanks (a
+ * newline) around it allowed.  Returns 0, or -1 with why in err (the
+ * path in it).
+ */
+int server_read_max_file(const char *path, uint64_t *pages, char *err, size_t err_size);
+/*
+ * Reads cfg.max_file again (SIGHUP): the limit follows at once, a lower
+ * one moving pages to peers and asking for the rest (EVICT) as memory
+ * pressure does, a higher one offering the room (free_pages); a file that
+ * cannot be read or holds no SIZE keeps the value read before, and the
+ * log says why.
+ */
+void server_reload_max_file(struct server *srv);
+/* "max", "max-file", "memory", ... (the status report's limit_source). */
+const char *server_limit_source_name(enum limit_source source);
 
 /*
  * Reloads the keyring from cfg.clients_dir (SIGHUP): on success, closes the

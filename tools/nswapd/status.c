@@ -76,8 +76,8 @@ static int render_peers(const struct server *srv, struct outq *out)
 
 int status_render(const struct server *srv, const char *listen_desc, struct outq *out)
 {
-	char max[24], available[24], headroom[24], leave[5][24] = { "none", "none", "none", "none",
-								    "none" };
+	char max[24], max_file[24], available[24], headroom[24];
+	char leave[5][24] = { "none", "none", "none", "none", "none" };
 	const struct namespace *ns;
 	unsigned int namespaces = 0;
 
@@ -86,8 +86,9 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 	if (srv->leave.leaving)
 		leave_fields(srv, leave);
 	if (render_line(out, STATUS_HEADER) ||
-	    render_line(out, "server listen=%s pid=%d uptime_s=%llu max_pages=%s limit_pages=%llu "
-			"held_pages=%llu free_pages=%llu mem_available=%s cgroup_headroom=%s "
+	    render_line(out, "server listen=%s pid=%d uptime_s=%llu max_pages=%s max_file_pages=%s "
+			"max_file_failed=%d limit_pages=%llu limit_source=%s held_pages=%llu "
+			"free_pages=%llu mem_available=%s cgroup_headroom=%s "
 			"reserve=%llu connections=%u namespaces=%u protocol_errors=%llu "
 			"auth_failures=%llu mac_failures=%llu evict_pending=%llu locked=%s "
 			"memory_unknown=%d longest_probe=%zu max_connections=%u "
@@ -102,7 +103,10 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
-			(unsigned long long)srv->limit_pages,
+			number_or_none(srv->cfg.max_file ? srv->cfg.max_file_pages : NO_MAX_PAGES,
+				       max_file, sizeof(max_file)),
+			srv->max_file_failed, (unsigned long long)srv->limit_pages,
+			server_limit_source_name(srv->limit_source),
 			(unsigned long long)server_held_pages(srv),
 			(unsigned long long)server_free_pages(srv),
 			number_or_none(srv->mem.mem_available, available, sizeof(available)),
@@ -205,7 +209,7 @@ static uint64_t field_number(const struct record *rec, const char *key)
 static bool text_field(const char *key)
 {
 	return !strcmp(key, "listen") || !strcmp(key, "locked") || !strcmp(key, "id") ||
-	       !strcmp(key, "client") || !strcmp(key, "address");
+	       !strcmp(key, "client") || !strcmp(key, "address") || !strcmp(key, "limit_source");
 }
 
 static void print_json_record(const struct record *rec)
@@ -275,16 +279,41 @@ static void print_human_leave(const struct record *rec)
 	       field(rec, "leave_pages_left"));
 }
 
+/* What limit_source means, for people. */
+static const char *limit_source_text(const char *source)
+{
+	static const char *const names[][2] = {
+		{ "none", "nothing (no --max, memory not bounding it)" },
+		{ "max", "--max" },
+		{ "max-file", "--max-file" },
+		{ "memory", "memory (available - reserve)" },
+		{ "memory-unknown", "memory that cannot be read (no new pages)" },
+		{ "leaving", "the leave (0)" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(source, names[i][0]))
+			return names[i][1];
+	return source;
+}
+
 static void print_human_server(const struct record *rec)
 {
 	char a[64], b[64], c[64];
 
 	printf("nswapd on %s, pid %s, up %s s\n", field(rec, "listen"), field(rec, "pid"),
 	       field(rec, "uptime_s"));
-	printf("  limit:            %s, --max %s\n",
+	printf("  limit:            %s, set by %s; --max %s, --max-file %s\n",
 	       pages_text(field_number(rec, "limit_pages"), a, sizeof(a)),
+	       limit_source_text(field(rec, "limit_source")),
 	       strcmp(field(rec, "max_pages"), "none") ?
-	       pages_text(field_number(rec, "max_pages"), b, sizeof(b)) : "none");
+	       pages_text(field_number(rec, "max_pages"), b, sizeof(b)) : "none",
+	       strcmp(field(rec, "max_file_pages"), "none") ?
+	       pages_text(field_number(rec, "max_file_pages"), c, sizeof(c)) : "none");
+	if (!strcmp(field(rec, "max_file_failed"), "1"))
+		printf("  MAX FILE BAD:     its last reading failed, the size read before holds "
+		       "(see the log)\n");
 	printf("  held:             %s\n", pages_text(field_number(rec, "held_pages"), a, sizeof(a)));
 	printf("  free:             %s\n", pages_text(field_number(rec, "free_pages"), a, sizeof(a)));
 	printf("  MemAvailable:     %s, cgroup headroom %s, reserve %s\n",

@@ -2290,6 +2290,213 @@ static void test_leave(void)
 	server_destroy(&srv);
 }
 
+/* --max's and --max-file's SIZE: parse_size()'s syntax, at least a page, or "none". */
+static void test_parse_max(void)
+{
+	static const struct {
+		const char *text;
+		int ok;
+		uint64_t pages;
+	} cases[] = {
+		{ "none", 1, NO_MAX_PAGES }, { "4096", 1, 1 }, { "4K", 1, 1 }, { "8191", 1, 1 },
+		{ "1M", 1, 256 }, { "1m", 1, 256 }, { "1MiB", 1, 256 }, { "1MB", 1, 256 },
+		{ "2G", 1, 524288 }, { "1T", 1, 1ull << 28 }, { "4095", 0, 0 }, { "0", 0, 0 },
+		{ "1K", 0, 0 }, { "12X", 0, 0 }, { "", 0, 0 }, { "-1", 0, 0 }, { " 1M", 0, 0 },
+		{ "1M ", 0, 0 }, { "None", 0, 0 }, { "1M2", 0, 0 }, { "99999999999999999999", 0, 0 },
+		{ "16777216T", 0, 0 },
+	};
+	uint64_t pages;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pages = 7;
+		err[0] = '\0';
+		if (cases[i].ok) {
+			CHECK(server_parse_max(cases[i].text, &pages, err, sizeof(err)) == 0 &&
+			      pages == cases[i].pages);
+		} else {
+			CHECK(server_parse_max(cases[i].text, &pages, err, sizeof(err)) == -1 &&
+			      pages == 7 && err[0]);
+		}
+	}
+	CHECK(server_parse_max("100", &pages, err, sizeof(err)) == -1 &&
+	      strstr(err, "less than one page"));
+	CHECK(server_parse_max("x", &pages, err, sizeof(err)) == -1 && strstr(err, "not a size"));
+}
+
+/* The file read (dir/max): one SIZE with blanks around it; what else, said with the path. */
+static void test_read_max_file(const char *dir, const char *path)
+{
+	static const struct {
+		const char *text;
+		int ok;
+		uint64_t pages;
+		const char *why;
+	} cases[] = {
+		{ "1M\n", 1, 256, NULL }, { "1M", 1, 256, NULL }, { "  2M \t\n\n", 1, 512, NULL },
+		{ "none\n", 1, NO_MAX_PAGES, NULL }, { "\n16G\r\n", 1, 4194304, NULL },
+		{ "", 0, 0, "empty" }, { " \n", 0, 0, "empty" }, { "junk\n", 0, 0, "not a size" },
+		{ "1M 2M\n", 0, 0, "not a size" }, { "100\n", 0, 0, "less than one page" },
+		{ "1M\n# a comment\n", 0, 0, "not a size" }, { "1\001M", 0, 0, "not text" },
+	};
+	char long_text[200], err[512];
+	uint64_t pages;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_file(dir, "max", cases[i].text, strlen(cases[i].text));
+		pages = 7;
+		err[0] = '\0';
+		if (cases[i].ok) {
+			CHECK(server_read_max_file(path, &pages, err, sizeof(err)) == 0 &&
+			      pages == cases[i].pages);
+		} else {
+			CHECK(server_read_max_file(path, &pages, err, sizeof(err)) == -1 &&
+			      pages == 7 && strstr(err, path) && strstr(err, cases[i].why));
+		}
+	}
+	/* a NUL is not text either; a long file is not one SIZE, even starting with one */
+	write_file(dir, "max", "1M\0", 3);
+	CHECK(server_read_max_file(path, &pages, err, sizeof(err)) == -1 && strstr(err, "not text"));
+	memset(long_text, ' ', sizeof(long_text));
+	memcpy(long_text, "1M", 2);
+	write_file(dir, "max", long_text, sizeof(long_text));
+	CHECK(server_read_max_file(path, &pages, err, sizeof(err)) == -1 &&
+	      strstr(err, "more than"));
+	write_file(dir, "max", long_text, 64);
+	CHECK(server_read_max_file(path, &pages, err, sizeof(err)) == 0 && pages == 256);
+	unlink(path);
+	CHECK(server_read_max_file(path, &pages, err, sizeof(err)) == -1 &&
+	      strstr(err, "No such file"));
+	CHECK(server_read_max_file("/", &pages, err, sizeof(err)) == -1 &&
+	      strstr(err, "Is a directory"));
+}
+
+/* server_reload_max_file(), its log taken from stderr: whether a line has what. */
+static bool reload_max_file_logged(struct server *srv, const char *what)
+{
+	int saved_stderr = dup(STDERR_FILENO);
+	FILE *out = tmpfile();
+	bool found = false;
+	char line[1024];
+
+	if (!out || saved_stderr < 0) {
+		CHECK(!"a temporary file for stderr");
+		return false;
+	}
+	fflush(stderr);
+	dup2(fileno(out), STDERR_FILENO);
+	server_reload_max_file(srv);
+	fflush(stderr);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	rewind(out);
+	while (fgets(line, sizeof(line), out))
+		found |= strstr(line, "error: reload: --max-file ") && strstr(line, what);
+	fclose(out);
+	return found;
+}
+
+/*
+ * --max-file read again (SIGHUP): the smaller of it and --max is the
+ * limit at once; a lower one asks the pages over it back (EVICT), a higher
+ * one offers the room again; a bad file keeps the SIZE read before.
+ */
+static void test_max_file(void)
+{
+	char dir[] = "/tmp/nswapd-unit-max.XXXXXX", path[sizeof(dir) + 4];
+	struct server_config cfg = {
+		.max_pages = 100, .grace_ms = 60000, .make_nonce = zero_nonce,
+		.keys = { .shared = true, .shared_key = { .len = 16 } },
+		.max_connections = 8, .max_unauth_per_address = 8, .max_conns_per_client = 8,
+		.max_namespaces_per_client = 8, .message_timeout_ms = 30000,
+		.buffer_budget = 64u << 20, .leave_timeout_ms = LEAVE_TIMEOUT_AUTO,
+		.max_file_pages = 80,
+	};
+	struct mem_sample plenty = { .mem_available = 1ull << 40, .cgroup_headroom = MEM_UNKNOWN,
+				     .available = 1ull << 40 };
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
+	uint64_t keys[64], asked[64];
+	struct proto_header hdr;
+	struct server srv;
+	struct conn *conn;
+	uint32_t i;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/max", dir);
+	test_read_max_file(dir, path);
+
+	cfg.max_file = path;
+	memset(cfg.keys.shared_key.bytes, 9, 16);
+	server_init(&srv, &cfg, 1000);
+	server_tick(&srv, &plenty);
+	CHECK(srv.limit_pages == 80 && srv.limit_source == LIMIT_MAX_FILE);
+	for (i = 0; i < 64; i++)
+		keys[i] = 100 + i;
+	conn = ready_conn_caps(&srv, &cfg.keys.shared_key, 1, NSWAP2L_CAP_EVICT);
+	CHECK(put_pages(conn, keys, 64, 1) == NSWAP2L_OK);
+
+	/* lowered to 16 pages: 48 asked back at once, no new key taken */
+	write_file(dir, "max", "64K\n", 4);
+	server_reload_max_file(&srv);
+	CHECK(srv.limit_pages == 16 && srv.limit_source == LIMIT_MAX_FILE && !srv.max_file_failed);
+	CHECK(srv.cfg.max_file_pages == 16 && srv.over_limit);
+	hdr = take(conn, payload);
+	CHECK(hdr.type == NSWAP2L_MSG_EVICT && hdr.count == 48 && hdr.free_pages == 0);
+	CHECK(srv.evict_pending == 48 && !server_pages_over(&srv));
+	keys[0] = 5000;
+	CHECK(put_pages(conn, keys, 1, 2) == NSWAP2L_ERR_NOSPC);
+	for (i = 0; i < 48; i++)
+		asked[i] = proto_key(payload, i);
+	free_pages_of(conn, asked, 48);
+	send_msg(conn, NSWAP2L_MSG_EVICT | NSWAP2L_MSG_REPLY, hdr.tag, 48, NULL, 0, NSWAP2L_OK);
+	CHECK(server_held_pages(&srv) == 16 && !srv.evict_pending);
+
+	/* a bad file, or none, keeps 16 pages, and the log says why; ticks do not read it */
+	write_file(dir, "max", "lots\n", 5);
+	CHECK(reload_max_file_logged(&srv, "not a size: 'lots'"));
+	CHECK(srv.max_file_failed && srv.cfg.max_file_pages == 16 && srv.limit_pages == 16);
+	unlink(path);
+	CHECK(reload_max_file_logged(&srv, "No such file or directory; keeping 16 pages"));
+	srv.now_ms += NET_TICK_MS;
+	server_tick(&srv, &plenty);
+	CHECK(srv.max_file_failed && srv.limit_pages == 16 && srv.limit_source == LIMIT_MAX_FILE);
+	CHECK(server_client_free_pages(&srv, conn->ns) == 0);
+
+	/* raised over --max: --max holds, the room is offered (CAPACITY and replies) */
+	write_file(dir, "max", "1M\n", 3);
+	capacity_messages = 0;
+	server_reload_max_file(&srv);
+	CHECK(!srv.max_file_failed && srv.cfg.max_file_pages == 256);
+	CHECK(srv.limit_pages == 100 && srv.limit_source == LIMIT_MAX && !srv.over_limit);
+	CHECK(server_client_free_pages(&srv, conn->ns) > 0);
+	CHECK(capacity_messages == 0);
+	CHECK(!take(conn, NULL).magic && capacity_messages == 1);
+	keys[0] = 5000;
+	CHECK(put_pages(conn, keys, 1, 2) == NSWAP2L_OK);
+	put_keys(payload, keys, 1);
+	send_msg(conn, NSWAP2L_MSG_GET, 32, 1, payload, 8, 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.status == NSWAP2L_OK && hdr.free_pages > 0 &&
+	      hdr.free_pages == server_client_free_pages(&srv, conn->ns));
+	/* "none": --max alone; memory below both: memory */
+	write_file(dir, "max", "none\n", 5);
+	server_reload_max_file(&srv);
+	CHECK(srv.cfg.max_file_pages == NO_MAX_PAGES && srv.limit_pages == 100 &&
+	      srv.limit_source == LIMIT_MAX);
+	plenty.available = 40 * PROTO_PAGE_SIZE;
+	server_tick(&srv, &plenty);
+	CHECK(srv.limit_pages == 17 + 40 && srv.limit_source == LIMIT_MEMORY);
+	server_leave(&srv);
+	CHECK(srv.limit_pages == 0 && srv.limit_source == LIMIT_LEAVING);
+	conn_close(conn);
+	peer.on = false;
+	server_destroy(&srv);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Caps, timeouts and the buffer budget; states are set by hand where only they matter. */
 static void test_limits(void)
 {
@@ -2388,6 +2595,8 @@ int main(void)
 	test_peer();
 	test_limits();
 	test_leave();
+	test_parse_max();
+	test_max_file();
 	test_namespaces();
 	test_buffer_budget();
 	test_ratelimit();
