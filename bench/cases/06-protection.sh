@@ -98,11 +98,6 @@ echo "$BUCKETS" | tr ' ' '\n' | cut -d: -f1 | awk 'NR == FNR { want[$1] = 1; nex
 cat /tmp/traced >$T/set_ftrace_filter || die "set_ftrace_filter"
 log "tracing: $(tr '\n' ' ' </tmp/traced)"
 
-# sectors moved on a block device so far, both ways
-io_sectors() {
-	set -- $(stat -L -c '%t %T' "$1")
-	awk '{ print $3 + $7 }' "/sys/dev/block/$((0x$1)):$((0x$2))/stat"
-}
 # fio_run dev rw depth bs: one job (no ramp: the trace covers all of it)
 fio_run() {
 	fio --name=b --filename="$1" --rw="$2" --ioengine=libaio --iodepth="$3" --bs="$4" \

@@ -380,6 +380,16 @@ prefill_random() {
 
 # busy time of the guest's CPUs so far, in USER_HZ (100) ticks
 cpu_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+# sectors moved on a block device so far, both ways
+io_sectors() {
+	set -- $(stat -L -c '%t %T' "$1")
+	awk '{ print $3 + $7 }' "/sys/dev/block/$((0x$1)):$((0x$2))/stat"
+}
+# bytes the guest has sent on its network interfaces so far (not lo)
+net_tx_bytes() {
+	awk 'NR > 2 { sub(/^ */, ""); split($0, f, /[: ]+/); if (f[1] != "lo") n += f[10] }
+		END { print n + 0 }' /proc/net/dev
+}
 
 fio_iops() {
 	fio --name=b --filename="$1" --rw="$2" --ioengine="$3" --iodepth="$4" \
