@@ -107,7 +107,8 @@ struct netram_mirror_read {
 static u64 netram_read_cost(struct netram_server *srv, u64 now)
 {
 	unsigned int out = atomic_read(&srv->reads_out);
-	u64 since = now - READ_ONCE(srv->read_done_ns);
+	/* A read completing on another CPU may have come after @now. */
+	u64 since = max_t(s64, now - READ_ONCE(srv->read_done_ns), 0);
 	u64 took = READ_ONCE(srv->read_ewma_ns);
 
 	if (!out && since > NETRAM_READ_STALE_NS) {
@@ -319,7 +320,10 @@ static bool netram_copies_lost_wants(struct netram_tier *nt, u64 slot,
  * once per tier, so the key is new to that server (a MOVED keeps a page's
  * key but takes it off its sender); one it is lost on (lost since, with a
  * new namespace) is not taken, as the new copy would count lost at once.
- * False when no server can: the page moves whole, by placement.
+ * False when no server can: the page moves whole, by placement.  Not
+ * guarded: the survivor's server moving the page (MOVED) to that same
+ * server meanwhile, its PEER_PUT there before ours; we refuse the move (a
+ * copy is there), and it frees the key there, our copy with it.
  */
 bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entry,
 			    u64 *install, u64 *write)
