@@ -11,8 +11,9 @@
  * one new server under its key (netram_mirror_new_home()), else to a new
  * home chosen by placement (a new pair of servers, or flash when no two
  * servers have room); the mover's flagging keeps a racing write, discard
- * or prefetch from being undone.  Pages with no copy left are counted: they read as EIO
- * until they are written or discarded, never as zeros or old data.
+ * or prefetch from being undone.  Pages with no copy left are counted:
+ * they read as EIO until they are written or discarded, never as zeros or
+ * old data.
  * Passes repeat while copies are lost meanwhile or writes raced a move.
  * Pages that found no room (one server left, no flash) are tried again
  * when a server comes up.
