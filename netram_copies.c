@@ -329,7 +329,7 @@ bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entr
 			    u64 *install, u64 *write)
 {
 	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
-	unsigned int i, servers[NETRAM_MAX_COPIES], nr_servers = netram_nr_servers(nt);
+	unsigned int i, tier, servers[NETRAM_MAX_COPIES], nr_servers = netram_nr_servers(nt);
 	u64 slot = nswap2l_entry_slot(old_entry), key = netram_slot_key(slot);
 	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
 	unsigned long candidates, flags;
@@ -362,8 +362,9 @@ bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entr
 		return false;
 	/* A page until release_old() or its free: netram_copies_free() counts it. */
 	atomic64_inc(&nt->tier.used);
-	*write = nswap2l_entry(nswap2l_entry_tier(old_entry), netram_make_slot(key, &servers[1], 1));
-	*install = nswap2l_entry(nswap2l_entry_tier(old_entry), netram_make_slot(key, servers, 2));
+	tier = nswap2l_entry_tier(old_entry);
+	*write = nswap2l_entry(tier, netram_make_slot(key, &servers[1], 1));
+	*install = nswap2l_entry(tier, netram_make_slot(key, servers, 2));
 	return true;
 }
 
