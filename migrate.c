@@ -2,7 +2,8 @@
 /*
  * Background page moves: a tier asks for some of its pages to go elsewhere
  * (a Network RAM server that needs its memory back, a server being drained)
- * and the mover copies them to a new home chosen by the placement policy,
+ * and the mover copies them to a new home chosen by the placement policy
+ * (or by the job, which may keep part of the old one: new_home()),
  * NSWAP2L_MOVE_BATCH pages at a time, on its own ordered workqueue.
  *
  * A move never loses a write.  The mover flags each entry MIGRATING, waits
@@ -32,7 +33,8 @@
 struct move_page {
 	u64 page;
 	u64 old_entry;			/* the home, as flagged */
-	u64 new_entry;
+	u64 new_entry;			/* installed */
+	u64 write_entry;		/* written: new_entry but for job->new_home() */
 	struct page *data;
 	struct bio bio;
 	struct bio_vec bvec;
@@ -41,6 +43,7 @@ struct move_page {
 };
 
 struct nswap2l_move_batch {
+	struct nswap2l_move_job *job;	/* the mover's, NULL for prefetching */
 	struct move_page pages[NSWAP2L_MOVE_BATCH];
 	unsigned int nr_pages;
 	atomic_t pending_io;
@@ -92,7 +95,7 @@ static void move_io(struct nswap2l *nc, struct nswap2l_move_batch *batch, enum r
 	reinit_completion(&batch->io_done);
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
-		u64 entry = op == REQ_OP_READ ? mp->old_entry : mp->new_entry;
+		u64 entry = op == REQ_OP_READ ? mp->old_entry : mp->write_entry;
 		struct nswap2l_tier *tier;
 
 		if (op == REQ_OP_READ && !still_flagged(nc, mp))
@@ -136,6 +139,20 @@ static int alloc_new_home(struct nswap2l *nc, u64 page, int to_tier, u64 *entry)
 	return 1;
 }
 
+static int move_new_home(struct nswap2l *nc, struct nswap2l_move_batch *batch,
+			 struct move_page *mp, int to_tier)
+{
+	struct nswap2l_move_job *job = batch->job;
+	int r;
+
+	if (job && job->new_home &&
+	    job->new_home(job, mp->page, mp->old_entry, &mp->new_entry, &mp->write_entry))
+		return 1;
+	r = alloc_new_home(nc, mp->page, to_tier, &mp->new_entry);
+	mp->write_entry = mp->new_entry;
+	return r;
+}
+
 bool nswap2l_move_batch_add(struct nswap2l *nc, struct nswap2l_move_batch *batch,
 			    u64 page, u64 home)
 {
@@ -148,6 +165,7 @@ bool nswap2l_move_batch_add(struct nswap2l *nc, struct nswap2l_move_batch *batch
 	mp->page = page;
 	mp->old_entry = home;
 	mp->new_entry = 0;
+	mp->write_entry = 0;
 	mp->status = BLK_STS_OK;
 	return true;
 }
@@ -170,7 +188,7 @@ void nswap2l_move_batch_run(struct nswap2l *nc, struct nswap2l_move_batch *batch
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
 
-		if (!mp->status && alloc_new_home(nc, mp->page, to_tier, &mp->new_entry) < 0)
+		if (!mp->status && move_new_home(nc, batch, mp, to_tier) < 0)
 			mp->status = BLK_STS_NOSPC;
 	}
 	move_io(nc, batch, REQ_OP_WRITE);
@@ -182,8 +200,8 @@ void nswap2l_move_batch_run(struct nswap2l *nc, struct nswap2l_move_batch *batch
 		    nswap2l_map_replace_flagged(&nc->map, mp->page, mp->old_entry,
 						mp->new_entry | flags))
 			continue;
-		if (mp->new_entry)
-			nswap2l_free_home(nc, mp->new_entry, !mp->status);
+		if (mp->write_entry)
+			nswap2l_free_home(nc, mp->write_entry, !mp->status);
 		nswap2l_map_replace_flagged(&nc->map, mp->page, mp->old_entry, 0);
 		if (mp->status && mp->status != BLK_STS_AGAIN) {
 			result->failed++;
@@ -200,7 +218,10 @@ void nswap2l_move_batch_run(struct nswap2l *nc, struct nswap2l_move_batch *batch
 
 		if (mp->status)
 			continue;
-		nswap2l_free_home(nc, mp->old_entry, true);
+		if (mp->write_entry != mp->new_entry)
+			batch->job->release_old(batch->job, mp->old_entry, mp->new_entry);
+		else
+			nswap2l_free_home(nc, mp->old_entry, true);
 		result->moved++;
 	}
 	batch->nr_pages = 0;
@@ -242,6 +263,7 @@ static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job
 	struct nswap2l *nc = mover->nc;
 	struct nswap2l_move_result result;
 
+	mover->batch->job = job;
 	nswap2l_move_batch_run(nc, mover->batch, -1, 0, &result);
 	job->moved += result.moved;
 	job->left += result.raced + result.failed;

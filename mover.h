@@ -22,6 +22,16 @@ struct nswap2l_move_job {
 	 */
 	void (*visit)(struct nswap2l_move_job *job, u64 page);
 	void (*done)(struct nswap2l_move_job *job);
+	/*
+	 * Optional, for a page wants() took: its new home other than by
+	 * placement, or false for that.  *@install is the entry the map gets,
+	 * *@write the one the data is written to; when they differ, the pages
+	 * go to release_old(), not freed with the old home: @install keeps
+	 * some of @old_entry (mirror recovery writes the lost copy alone).
+	 */
+	bool (*new_home)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *install,
+			 u64 *write);
+	void (*release_old)(struct nswap2l_move_job *job, u64 old_entry, u64 install);
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
 	u64 next_page;			/* where the scan goes on */
 	struct list_head list;

@@ -335,6 +335,14 @@ struct netram_server {
 	unsigned long free_since;	/* jiffies, when the bottom one came */
 	unsigned long busy_tags;
 	unsigned int in_flight[2];	/* GETs and PUTs, by bio_data_dir() */
+	/*
+	 * Mirrored reads (netram_copies.c), lockless hints that choose the copy
+	 * to read: sent and not completed, when the last one completed, and an
+	 * average of how long they took (0: unknown).
+	 */
+	atomic_t reads_out;
+	u64 read_done_ns;
+	u64 read_ewma_ns;
 	u64 next_seq;
 	struct netram_msg *msgs;	/* NETRAM_TAGS */
 	__le64 *evict_buf;		/* one EVICT's keys, receiver only */
@@ -373,7 +381,8 @@ struct netram_server {
 
 /*
  * Copies lost with a server are made again by a move job over the map
- * (the mover reads the surviving copy and writes a new pair); pages with no
+ * (the mover reads the surviving copy and writes the lost one on another
+ * server, or a new pair); pages with no
  * copy left are counted, and read as EIO until written or discarded.
  */
 struct netram_recovery {
@@ -403,6 +412,7 @@ struct netram_tier {
 	unsigned int parity_group;	/* its members per group, at most */
 	atomic64_t next_key;
 	struct bio_set mirror_bios[NETRAM_MAX_COPIES];	/* a mirrored write's clones */
+	struct bio_set mirror_reads;	/* a mirrored read's clone */
 	struct netram_recovery recovery;
 	struct workqueue_struct *wq;	/* io_work, watchdog */
 	struct delayed_work watchdog;
@@ -509,6 +519,11 @@ static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, 
 	hdr->count = cpu_to_le32(count);
 	hdr->length = cpu_to_le32(length);
 }
+
+/* netram_copies.c: mirror recovery writes the lost copy alone (struct nswap2l_move_job) */
+bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entry,
+			    u64 *install, u64 *write);
+void netram_mirror_release_old(struct nswap2l_move_job *job, u64 old_entry, u64 install);
 
 /* netram_servers.c */
 extern const struct netram_xport_events netram_server_events;

@@ -5,10 +5,11 @@
  *
  * Mirroring: a write goes to both copies and completes when both have it;
  * if either fails, the core writes the page again to a new pair.  A read
- * goes to one copy and, when it fails, the core asks for the other
- * (map_retry) from a worker.  A failed server's copies are lost and copied
- * again from their mirrors (netram_recover.c); without a mirror they stay,
- * as they may come back with their server.
+ * goes to the copy whose server is expected to answer first and, when it
+ * fails, the core asks for the other (map_retry) from a worker.  A failed
+ * server's copies are lost and copied again from their mirrors, each to a
+ * new server under the page's key (netram_recover.c); without a mirror
+ * they stay, as they may come back with their server.
  */
 #include <linux/bsearch.h>
 
@@ -84,33 +85,120 @@ static void netram_copies_free(struct netram_tier *nt, const u64 *slots, unsigne
 }
 
 /*
- * The copy a read tries after @tries failures, or -1 when none is left.
- * Pages spread their reads over both copies (by key); a first try skips a
- * copy known to be lost.
+ * A mirrored read goes out as a clone, whose completion times its server
+ * (the bio itself is sent nowhere, as a mirrored write's); the bio's
+ * sector, which the tier sets on every map, keeps the copy it was sent to.
  */
-static int netram_read_copy(struct netram_server *const *servers, u64 slot,
+struct netram_mirror_read {
+	struct bio *orig;
+	struct netram_server *srv;
+	u64 start_ns;
+	struct bio clone;	/* last: a bio_set's front_pad */
+};
+
+/* A server with no read for this long is tried again, whatever it took then. */
+#define NETRAM_READ_STALE_NS	(50 * NSEC_PER_MSEC)
+
+/*
+ * What a read sent to @srv now is expected to wait: its reads out, each
+ * taking what they took lately, or longer if none has completed for longer
+ * (a stalled server: no lock, no timer, it just stops being chosen).
+ */
+static u64 netram_read_cost(struct netram_server *srv, u64 now)
+{
+	unsigned int out = atomic_read(&srv->reads_out);
+	/* A read completing on another CPU may have come after @now. */
+	u64 since = max_t(s64, now - READ_ONCE(srv->read_done_ns), 0);
+	u64 took = READ_ONCE(srv->read_ewma_ns);
+
+	if (!out && since > NETRAM_READ_STALE_NS) {
+		/* A slow spell long ago says little now: the next read finds out. */
+		if (took)
+			WRITE_ONCE(srv->read_ewma_ns, 0);
+		return 0;
+	}
+	if (out)
+		took = max(took, since);
+	return (out + 1) * max_t(u64, took, 1);
+}
+
+/*
+ * The copy a read tries after @tries failures, or -1 when none is left.
+ * The first try skips a copy known to be lost, then takes the copy
+ * expected to answer first, or (alike) spreads pages over both by key; a
+ * retry takes the copy not tried, unless it is lost.
+ */
+static int netram_read_copy(struct netram_tier *nt, struct bio *bio, u64 slot,
 			    unsigned int tries)
 {
-	unsigned int copies = netram_slot_copies(slot);
-	u64 key = netram_slot_key(slot);
-	unsigned int first = copies > 1 ? key & 1 : 0;
+	unsigned int copies = netram_slot_copies(slot), tried;
+	u64 key = netram_slot_key(slot), now, cost[NETRAM_MAX_COPIES];
 
 	if (tries >= copies)
 		return -1;
-	if (!tries && copies > 1 &&
-	    netram_copy_lost(servers[netram_slot_server_index(slot, first)], key))
-		return first ^ 1;
-	return (first + tries) % copies;
+	if (copies == 1)
+		return 0;
+	if (tries) {
+		tried = bio->bi_iter.bi_sector & 1;
+		return netram_copy_lost(netram_copy_server(nt, slot, tried ^ 1), key) ?
+		       tried : tried ^ 1;
+	}
+	if (netram_copy_lost(netram_copy_server(nt, slot, 0), key))
+		return 1;
+	if (netram_copy_lost(netram_copy_server(nt, slot, 1), key))
+		return 0;
+	now = ktime_get_ns();
+	cost[0] = netram_read_cost(netram_copy_server(nt, slot, 0), now);
+	cost[1] = netram_read_cost(netram_copy_server(nt, slot, 1), now);
+	return cost[0] == cost[1] ? key & 1 : cost[1] < cost[0];
+}
+
+static void netram_mirror_read_endio(struct bio *clone)
+{
+	struct netram_mirror_read *mr = container_of(clone, struct netram_mirror_read, clone);
+	struct netram_server *srv = mr->srv;
+	struct bio *orig = mr->orig;
+
+	if (!clone->bi_status) {
+		u64 now = ktime_get_ns(), took = now - mr->start_ns;
+		u64 avg = READ_ONCE(srv->read_ewma_ns);
+
+		/* An eighth of each new time: one slow read does not turn reads away. */
+		WRITE_ONCE(srv->read_ewma_ns, avg ? avg - (avg >> 3) + (took >> 3) : took);
+		WRITE_ONCE(srv->read_done_ns, now);
+	}
+	atomic_dec(&srv->reads_out);
+	orig->bi_status = clone->bi_status;
+	bio_put(clone);
+	bio_endio(orig);
 }
 
 static int netram_send_read(struct netram_tier *nt, struct bio *bio, u64 slot,
 			    unsigned int copy)
 {
 	struct netram_server *srv = netram_copy_server(nt, slot, copy);
+	struct netram_mirror_read *mr;
+	struct bio *clone;
 
 	/* Remapped, like a block tier: the key is the page number on the server. */
 	bio->bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(netram_slot_key(slot));
-	netram_queue_bio(srv, bio);
+	if (netram_slot_copies(slot) == 1) {
+		netram_queue_bio(srv, bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	clone = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &nt->mirror_reads);
+	if (!clone) {
+		bio_io_error(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	bio->bi_iter.bi_sector += copy;
+	mr = container_of(clone, struct netram_mirror_read, clone);
+	mr->orig = bio;
+	mr->srv = srv;
+	mr->start_ns = ktime_get_ns();
+	clone->bi_end_io = netram_mirror_read_endio;
+	atomic_inc(&srv->reads_out);
+	netram_queue_bio(srv, clone);
 	return DM_MAPIO_SUBMITTED;
 }
 
@@ -142,6 +230,12 @@ static void netram_mirror_endio(struct bio *clone)
 	}
 }
 
+static int netram_single_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
+{
+	netram_queue_bio(netram_copy_server(nt, slot, 0), bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
 static int netram_map_mirrored(struct netram_tier *nt, struct bio *bio, u64 slot)
 {
 	struct netram_server *first = netram_copy_server(nt, slot, 0);
@@ -150,6 +244,9 @@ static int netram_map_mirrored(struct netram_tier *nt, struct bio *bio, u64 slot
 	struct netram_mirror_write *mw;
 	struct bio *a, *b = NULL;
 
+	/* The one copy mirror recovery writes (netram_mirror_new_home()). */
+	if (netram_slot_copies(slot) == 1)
+		return netram_single_map_write(nt, bio, slot);
 	/* Both copies or neither: one that is lost sends the pages to a new pair. */
 	if (netram_copy_lost(first, key) || netram_copy_lost(second, key)) {
 		bio_io_error(bio);
@@ -178,19 +275,13 @@ static int netram_map_mirrored(struct netram_tier *nt, struct bio *bio, u64 slot
 
 static int netram_copies_map_read(struct netram_tier *nt, struct bio *bio, u64 slot)
 {
-	return netram_send_read(nt, bio, slot, netram_read_copy(nt->servers, slot, 0));
-}
-
-static int netram_single_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
-{
-	netram_queue_bio(netram_copy_server(nt, slot, 0), bio);
-	return DM_MAPIO_SUBMITTED;
+	return netram_send_read(nt, bio, slot, netram_read_copy(nt, bio, slot, 0));
 }
 
 static int netram_copies_map_retry(struct netram_tier *nt, struct bio *bio, u64 slot,
 				   unsigned int tries)
 {
-	int copy = netram_read_copy(nt->servers, slot, tries);
+	int copy = netram_read_copy(nt, bio, slot, tries);
 
 	if (copy < 0)
 		return DM_MAPIO_KILL;
@@ -222,6 +313,84 @@ static bool netram_copies_lost_wants(struct netram_tier *nt, u64 slot,
 	return lost && lost < copies;
 }
 
+/*
+ * Mirror recovery (netram_recover.c): a page with one copy lost gets a
+ * new copy under its key on a server that takes pages, not the survivor's,
+ * and the map names the survivor and that server.  Keys are handed out
+ * once per tier, so the key is new to that server (a MOVED keeps a page's
+ * key but takes it off its sender); one it is lost on (lost since, with a
+ * new namespace) is not taken, as the new copy would count lost at once.
+ * False when no server can: the page moves whole, by placement.  Not
+ * guarded: the survivor's server moving the page (MOVED) to that same
+ * server meanwhile, its PEER_PUT there before ours; we refuse the move (a
+ * copy is there), and it frees the key there, our copy with it.
+ */
+bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entry,
+			    u64 *install, u64 *write)
+{
+	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
+	unsigned int i, tier, servers[NETRAM_MAX_COPIES], nr_servers = netram_nr_servers(nt);
+	u64 slot = nswap2l_entry_slot(old_entry), key = netram_slot_key(slot);
+	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
+	unsigned long candidates, flags;
+	struct netram_server *srv;
+	bool lost;
+
+	if (netram_slot_copies(slot) != 2 ||
+	    netram_copy_lost(netram_copy_server(nt, slot, 0), key) ==
+	    netram_copy_lost(netram_copy_server(nt, slot, 1), key))
+		return false;
+	servers[0] = netram_slot_server_index(slot,
+					      netram_copy_lost(netram_copy_server(nt, slot, 0), key));
+	candidates = netram_server_rooms(nt, rooms);
+	__clear_bit(servers[0], &candidates);
+	for (i = 0; i < nr_servers; i++)
+		if (netram_copy_lost(nt->servers[i], key))
+			__clear_bit(i, &candidates);
+	if (nswap2l_pick_servers(nt->choice, rooms, nr_servers, candidates, 1, &servers[1]))
+		return false;
+	/* As netram_copies_alloc(): held and lost_below change together. */
+	srv = nt->servers[servers[1]];
+	spin_lock_irqsave(&srv->lock, flags);
+	lost = netram_copy_lost(srv, key);
+	if (!lost) {
+		atomic64_dec(&srv->free_estimate);
+		atomic64_inc(&srv->held);
+	}
+	spin_unlock_irqrestore(&srv->lock, flags);
+	if (lost)
+		return false;
+	/* A page until release_old() or its free: netram_copies_free() counts it. */
+	atomic64_inc(&nt->tier.used);
+	tier = nswap2l_entry_tier(old_entry);
+	*write = nswap2l_entry(tier, netram_make_slot(key, &servers[1], 1));
+	*install = nswap2l_entry(tier, netram_make_slot(key, servers, 2));
+	return true;
+}
+
+/* The repaired page's lost copy is let go; its survivor stays in @install. */
+void netram_mirror_release_old(struct nswap2l_move_job *job, u64 old_entry, u64 install)
+{
+	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
+	u64 old = nswap2l_entry_slot(old_entry), slot = nswap2l_entry_slot(install);
+	unsigned int copy;
+
+	for (copy = 0; copy < netram_slot_copies(old); copy++) {
+		struct netram_server *srv = netram_copy_server(nt, old, copy);
+		unsigned long flags;
+		bool send;
+
+		if (netram_slot_on(srv, slot))
+			continue;
+		spin_lock_irqsave(&srv->lock, flags);
+		send = netram_release_key(srv, netram_slot_key(old), true);
+		spin_unlock_irqrestore(&srv->lock, flags);
+		if (send)
+			netram_queue_io(srv);
+	}
+	atomic64_dec(&nt->tier.used);
+}
+
 static bool netram_copies_on_server(struct netram_tier *nt, u64 slot, struct netram_server *srv,
 				    const u64 *keys, unsigned int nr_keys)
 {
@@ -240,6 +409,9 @@ static int netram_mirror_create(struct netram_tier *nt, struct dm_target *ti,
 			offsetof(struct netram_mirror_write, first), 0);
 	if (!r)
 		r = bioset_init(&nt->mirror_bios[1], NETRAM_TAGS, 0, 0);
+	if (!r)
+		r = bioset_init(&nt->mirror_reads, NETRAM_TAGS,
+				offsetof(struct netram_mirror_read, clone), 0);
 	if (r)
 		ti->error = "Cannot allocate mirror bios";
 	return r;
@@ -250,6 +422,7 @@ static void netram_mirror_destroy(struct netram_tier *nt)
 {
 	bioset_exit(&nt->mirror_bios[0]);
 	bioset_exit(&nt->mirror_bios[1]);
+	bioset_exit(&nt->mirror_reads);
 }
 
 const struct netram_scheme netram_single = {

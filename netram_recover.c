@@ -7,11 +7,13 @@
  * a page with a lost copy is given a new home by the core.
  *
  * Recovery is a move job over the map: every page with a lost copy and a
- * surviving one is read from the survivor and written to a new home chosen
- * by placement (a new pair of servers, or flash when no two servers have
- * room); the mover's flagging keeps a racing write, discard or prefetch
- * from being undone.  Pages with no copy left are counted: they read as EIO
- * until they are written or discarded, never as zeros or old data.
+ * surviving one is read from the survivor and written, with a mirror, to
+ * one new server under its key (netram_mirror_new_home()), else to a new
+ * home chosen by placement (a new pair of servers, or flash when no two
+ * servers have room); the mover's flagging keeps a racing write, discard
+ * or prefetch from being undone.  Pages with no copy left are counted:
+ * they read as EIO until they are written or discarded, never as zeros or
+ * old data.
  * Passes repeat while copies are lost meanwhile or writes raced a move.
  * Pages that found no room (one server left, no flash) are tried again
  * when a server comes up.
@@ -102,6 +104,10 @@ void netram_queue_recovery(struct netram_tier *nt)
 	rec->job.tier = &nt->tier;
 	rec->job.wants = netram_recovery_wants;
 	rec->job.done = netram_recovery_done;
+	if (nt->scheme == &netram_mirror) {
+		rec->job.new_home = netram_mirror_new_home;
+		rec->job.release_old = netram_mirror_release_old;
+	}
 	if (!nswap2l_queue_move(nt->tier.nc, &rec->job)) {
 		spin_lock_irqsave(&rec->lock, flags);
 		rec->running = false;
