@@ -83,6 +83,8 @@ struct netram_parity {
 	struct bio_set parity_bios;
 	mempool_t *parity_pages;
 	mempool_t *rebuilds;
+	mempool_t *rebuild_pages;
+	struct mutex rebuild_lock;	/* a rebuild that waits for pages */
 	atomic64_t rebuilt;		/* pages */
 	/*
 	 * Server pages kept for pages that left their group; past half the

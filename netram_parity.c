@@ -26,8 +26,13 @@
 
 #include "netram_group.h"
 
-/* Reads of a rebuild: a run of the page's range from each other member and the parity. */
-#define NETRAM_REBUILD_READS		(NETRAM_PARITY_MEMBERS * NETRAM_PARITY_RUN / 2 + 1)
+/*
+ * Pages a rebuild reads at most: its range (at most a run) from each other
+ * member and from the parity.
+ */
+#define NETRAM_REBUILD_PAGES		(NETRAM_PARITY_MEMBERS * NETRAM_PARITY_RUN)
+/* Bios a rebuild has out at once: one per other run of a group, the usual whole plan. */
+#define NETRAM_REBUILD_BIOS		NETRAM_PARITY_MEMBERS
 
 /* A member's write: a clone, so that its bio can wait for the parity. */
 struct netram_member_write {
@@ -37,24 +42,40 @@ struct netram_member_write {
 	struct bio clone;	/* last: a bio_set's front_pad */
 };
 
-/* One read of a rebuild: @nr pages at @key, XORed into the bio from its page @first on. */
-struct netram_rebuild_read {
+/*
+ * One read of a rebuild: @nr pages at @key (at most what the server takes
+ * in one message), into its pages from @page on, XORed into the bio from
+ * its page @first on.
+ */
+struct netram_rebuild_piece {
 	u8 server;
 	u8 first;
 	u8 nr;
+	u8 page;
 	u64 key;
 };
 
+struct netram_rebuild_bio {
+	struct netram_rebuild *rb;
+	struct bio bio;
+	struct bio_vec bvecs[NETRAM_PARITY_RUN];
+};
+
+/*
+ * The reads all go out at once (NETRAM_REBUILD_BIOS at a time, which is
+ * every read unless a run's pages are scattered), each into pages of its
+ * own, and the last one to complete XORs them all into the bio.
+ */
 struct netram_rebuild {
 	struct netram_tier *nt;
 	struct bio *orig;
-	unsigned int nr_reads, next;
-	/* of reads[next]: pages read so far, and in the bio being read */
-	unsigned int done, piece;
-	struct netram_rebuild_read reads[NETRAM_REBUILD_READS];
-	struct bio bio;
-	struct bio_vec bvecs[NETRAM_PARITY_RUN];
-	struct page *pages[NETRAM_PARITY_RUN];
+	unsigned int nr_pieces, nr_pages;
+	atomic_t next;			/* piece to send next */
+	atomic_t in_flight;		/* bios */
+	blk_status_t status;		/* a read's error */
+	struct netram_rebuild_piece pieces[NETRAM_REBUILD_PAGES];
+	struct page *pages[NETRAM_REBUILD_PAGES];
+	struct netram_rebuild_bio bios[NETRAM_REBUILD_BIOS];
 };
 
 /*----------------------------------------------------------------
@@ -499,10 +520,12 @@ static bool netram_plan_rebuild(struct netram_tier *nt, const struct netram_grou
 
 	if (g->state != NETRAM_GROUP_PROTECTED)
 		return false;
-	rb->nr_reads = 0;
+	rb->nr_pieces = 0;
+	rb->nr_pages = 0;
 	for (run = 0; run <= NETRAM_PARITY_INDEX; run++) {
+		struct netram_server *srv = nt->servers[netram_group_server(g, run)];
+		unsigned int start, end, at, len;
 		unsigned long bits;
-		unsigned int start, end;
 
 		if (run == own || (run < NETRAM_PARITY_INDEX && run >= g->nr_members))
 			continue;
@@ -510,67 +533,107 @@ static bool netram_plan_rebuild(struct netram_tier *nt, const struct netram_grou
 			netram_member_pages(g, run)) & range;
 		if (!bits)
 			continue;
-		if (netram_run_lost(nt, g, run, NULL) ||
-		    READ_ONCE(nt->servers[netram_group_server(g, run)]->failed))
+		if (netram_run_lost(nt, g, run, NULL) || READ_ONCE(srv->failed))
 			return false;
 		for_each_set_bitrange(start, end, &bits, NETRAM_PARITY_RUN) {
-			struct netram_rebuild_read *rd = &rb->reads[rb->nr_reads++];
+			for (at = start; at < end; at += len) {
+				struct netram_rebuild_piece *pc = &rb->pieces[rb->nr_pieces++];
 
-			rd->server = netram_group_server(g, run);
-			rd->first = start - first;
-			rd->nr = end - start;
-			rd->key = netram_group_key(g, run, start);
+				len = min(end - at, READ_ONCE(srv->max_pages));
+				pc->server = srv->index;
+				pc->first = at - first;
+				pc->nr = len;
+				pc->page = rb->nr_pages;
+				pc->key = netram_group_key(g, run, at);
+				rb->nr_pages += len;
+			}
 		}
 	}
 	return true;
 }
 
-static void netram_rebuild_next(struct netram_rebuild *rb);
-
-static void netram_rebuild_endio(struct bio *bio)
+/*
+ * The rebuild's pages, all or none: without waiting first, and if the pool
+ * runs dry, one rebuild at a time may wait for it (the pages of the others
+ * come back as their reads complete), so that none waits holding part of it.
+ */
+static void netram_rebuild_get_pages(struct netram_parity *p, struct netram_rebuild *rb)
 {
-	struct netram_rebuild *rb = container_of(bio, struct netram_rebuild, bio);
-	const struct netram_rebuild_read *rd = &rb->reads[rb->next];
-	struct netram_parity *p = netram_parity_of(rb->nt);
-	struct bio *orig = rb->orig;
-	blk_status_t status = bio->bi_status;
+	gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
+	unsigned int i;
 
-	bio_uninit(bio);
+retry:
+	if (gfp & __GFP_DIRECT_RECLAIM)
+		mutex_lock(&p->rebuild_lock);
+	for (i = 0; i < rb->nr_pages; i++) {
+		rb->pages[i] = mempool_alloc(p->rebuild_pages, gfp);
+		if (!rb->pages[i]) {
+			while (i--)
+				mempool_free(rb->pages[i], p->rebuild_pages);
+			gfp = GFP_NOIO;
+			goto retry;
+		}
+	}
+	if (gfp & __GFP_DIRECT_RECLAIM)
+		mutex_unlock(&p->rebuild_lock);
+}
+
+static void netram_rebuild_done(struct netram_rebuild *rb)
+{
+	struct netram_parity *p = netram_parity_of(rb->nt);
+	blk_status_t status = READ_ONCE(rb->status);
+	struct bio *orig = rb->orig;
+	unsigned int i;
+
 	if (!status) {
-		netram_xor_bio(orig, rd->first + rb->done, rb->pages, rb->piece, true);
-		rb->done += rb->piece;
-		if (rb->done == rd->nr) {
-			rb->next++;
-			rb->done = 0;
-		}
-		if (rb->next < rb->nr_reads) {
-			netram_rebuild_next(rb);
-			return;
-		}
+		for (i = 0; i < rb->nr_pieces; i++)
+			netram_xor_bio(orig, rb->pieces[i].first, rb->pages + rb->pieces[i].page,
+				       rb->pieces[i].nr, true);
 		atomic64_add(bio_sectors(orig) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT), &p->rebuilt);
 	}
+	for (i = 0; i < rb->nr_pages; i++)
+		mempool_free(rb->pages[i], p->rebuild_pages);
 	mempool_free(rb, p->rebuilds);
 	orig->bi_status = status;
 	bio_endio(orig);
 }
 
-/*
- * One read after the other: a rebuild holds one run of pages.  Each takes
- * no more pages than its server takes in one message now.
- */
-static void netram_rebuild_next(struct netram_rebuild *rb)
-{
-	const struct netram_rebuild_read *rd = &rb->reads[rb->next];
-	struct netram_server *srv = rb->nt->servers[rd->server];
-	unsigned int i;
+static void netram_rebuild_endio(struct bio *bio);
 
-	rb->piece = min(rd->nr - rb->done, READ_ONCE(srv->max_pages));
-	bio_init(&rb->bio, NULL, rb->bvecs, NETRAM_PARITY_RUN, REQ_OP_READ);
-	for (i = 0; i < rb->piece; i++)
-		__bio_add_page(&rb->bio, rb->pages[i], PAGE_SIZE, 0);
-	rb->bio.bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(rd->key + rb->done);
-	rb->bio.bi_end_io = netram_rebuild_endio;
-	netram_queue_bio(srv, &rb->bio);
+/* Piece @i goes out in @rbio; the rebuild may be gone once it is queued. */
+static void netram_rebuild_send(struct netram_rebuild *rb, struct netram_rebuild_bio *rbio,
+				unsigned int i)
+{
+	const struct netram_rebuild_piece *pc = &rb->pieces[i];
+	unsigned int j;
+
+	bio_init(&rbio->bio, NULL, rbio->bvecs, NETRAM_PARITY_RUN, REQ_OP_READ);
+	for (j = 0; j < pc->nr; j++)
+		__bio_add_page(&rbio->bio, rb->pages[pc->page + j], PAGE_SIZE, 0);
+	rbio->bio.bi_iter.bi_sector = NSWAP2L_PAGE_TO_SECTOR(pc->key);
+	rbio->bio.bi_end_io = netram_rebuild_endio;
+	netram_queue_bio(rb->nt->servers[pc->server], &rbio->bio);
+}
+
+/* A read is in: its bio takes the next one; a read that failed fails the rebuild. */
+static void netram_rebuild_endio(struct bio *bio)
+{
+	struct netram_rebuild_bio *rbio = container_of(bio, struct netram_rebuild_bio, bio);
+	struct netram_rebuild *rb = rbio->rb;
+	unsigned int next;
+
+	if (bio->bi_status)
+		WRITE_ONCE(rb->status, bio->bi_status);
+	bio_uninit(bio);
+	if (!READ_ONCE(rb->status)) {
+		next = atomic_inc_return(&rb->next) - 1;
+		if (next < rb->nr_pieces) {
+			netram_rebuild_send(rb, rbio, next);
+			return;
+		}
+	}
+	if (atomic_dec_and_test(&rb->in_flight))
+		netram_rebuild_done(rb);
 }
 
 /* Read the run at @slot from the rest of its group; false if it cannot be rebuilt. */
@@ -580,22 +643,29 @@ static bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 s
 	u64 key = netram_slot_key(slot);
 	struct netram_rebuild *rb;
 	struct netram_group g;
+	unsigned int i, nr;
 	bool planned;
 
 	rb = mempool_alloc(p->rebuilds, GFP_NOIO);
 	planned = netram_group_snapshot(p, key, &g) &&
 		  netram_plan_rebuild(nt, &g, netram_key_run(key), netram_key_page(key),
 				      bio_sectors(bio) >> (NSWAP2L_PAGE_SHIFT - SECTOR_SHIFT), rb);
-	if (!planned) {
+	if (!planned || !rb->nr_pieces) {
 		mempool_free(rb, p->rebuilds);
 		return false;
 	}
 	rb->nt = nt;
 	rb->orig = bio;
-	rb->next = 0;
-	rb->done = 0;
+	rb->status = BLK_STS_OK;
+	netram_rebuild_get_pages(p, rb);
 	zero_fill_bio(bio);
-	netram_rebuild_next(rb);
+	nr = min_t(unsigned int, rb->nr_pieces, NETRAM_REBUILD_BIOS);
+	atomic_set(&rb->next, nr);
+	atomic_set(&rb->in_flight, nr);
+	for (i = 0; i < nr; i++) {
+		rb->bios[i].rb = rb;
+		netram_rebuild_send(rb, &rb->bios[i], i);
+	}
 	return true;
 }
 
@@ -705,35 +775,6 @@ static void netram_parity_recovered(struct netram_tier *nt)
 /*----------------------------------------------------------------
  * Set up and take down
  *--------------------------------------------------------------*/
-static void *netram_rebuild_alloc(gfp_t gfp, void *data)
-{
-	struct netram_rebuild *rb = kzalloc(sizeof(*rb), gfp);
-	unsigned int i;
-
-	if (!rb)
-		return NULL;
-	for (i = 0; i < NETRAM_PARITY_RUN; i++) {
-		rb->pages[i] = alloc_page(gfp);
-		if (!rb->pages[i]) {
-			while (i--)
-				__free_page(rb->pages[i]);
-			kfree(rb);
-			return NULL;
-		}
-	}
-	return rb;
-}
-
-static void netram_rebuild_free(void *element, void *data)
-{
-	struct netram_rebuild *rb = element;
-	unsigned int i;
-
-	for (i = 0; i < NETRAM_PARITY_RUN; i++)
-		__free_page(rb->pages[i]);
-	kfree(rb);
-}
-
 static int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
 				const struct nswap2l_tier_options *opts)
 {
@@ -745,6 +786,7 @@ static int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
 	nt->scheme_data = p;
 	INIT_LIST_HEAD(&p->sealed);
 	INIT_WORK(&p->parity_work, netram_parity_work);
+	mutex_init(&p->rebuild_lock);
 	if (netram_groups_init(nt, opts->device_pages))
 		goto nomem;
 	if (bioset_init(&p->member_bios, NETRAM_TAGS,
@@ -752,8 +794,9 @@ static int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
 	    bioset_init(&p->parity_bios, NETRAM_PARITY_RUN, 0, BIOSET_NEED_BVECS))
 		goto nomem;
 	p->parity_pages = mempool_create_page_pool(NETRAM_PARITY_RUN, 0);
-	p->rebuilds = mempool_create(1, netram_rebuild_alloc, netram_rebuild_free, NULL);
-	if (!p->parity_pages || !p->rebuilds)
+	p->rebuild_pages = mempool_create_page_pool(NETRAM_REBUILD_PAGES, 0);
+	p->rebuilds = mempool_create_kmalloc_pool(1, sizeof(struct netram_rebuild));
+	if (!p->parity_pages || !p->rebuild_pages || !p->rebuilds)
 		goto nomem;
 	return 0;
 nomem:
@@ -776,6 +819,7 @@ static void netram_parity_destroy(struct netram_tier *nt)
 	if (!p)
 		return;
 	mempool_destroy(p->rebuilds);
+	mempool_destroy(p->rebuild_pages);
 	mempool_destroy(p->parity_pages);
 	bioset_exit(&p->parity_bios);
 	bioset_exit(&p->member_bios);
