@@ -30,8 +30,8 @@ expect_fail "sysfs max below min" sysfs_put $SYS/recovery_rate_max 0
 dmesg_new | grep -q "recovery_rate 300 200: the minimum must be at least 1 and at most the maximum" ||
 	die "no dmesg line for a bad recovery_rate: $(dmesg_new)"
 assert_eq "$(dmsetup message nsw 0 recovery_rate)" "$rate" "recovery_rate after refusals"
-sysfs_put $SYS/recovery_rate_max 300 || die "sysfs recovery_rate_max"
 sysfs_put $SYS/recovery_rate_min 20 || die "sysfs recovery_rate_min"
+sysfs_put $SYS/recovery_rate_max 300 || die "sysfs recovery_rate_max"
 assert_eq "$(dmsetup message nsw 0 recovery_rate)" "20 300" "recovery_rate set through sysfs"
 
 # 2. a maximum of 200 pages/s holds over the whole recovery
