@@ -445,7 +445,6 @@ static bool run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 {
 	struct nswap2l *nc = mover->nc;
 	struct nswap2l_map *map = &nc->map;
-	unsigned int limit = batch_limit(mover, job);
 	u64 page;
 
 	if (job->rate_limited)
@@ -460,7 +459,6 @@ static bool run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 				return false;
 			}
 			cond_resched();
-			limit = batch_limit(mover, job);
 		}
 		if (!home || nc->tiers[nswap2l_entry_tier(home)] != job->tier)
 			continue;
@@ -472,7 +470,8 @@ static bool run_job(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 		    !job->wants(job, nswap2l_entry_slot(home)) ||
 		    !nswap2l_move_batch_add(nc, mover->batch[mover->filling], page, home))
 			continue;
-		if (nswap2l_move_batch_size(mover->batch[mover->filling]) >= limit)
+		if (nswap2l_move_batch_size(mover->batch[mover->filling]) >=
+		    batch_limit(mover, job))
 			move_batch(mover, job);
 	}
 	flush_batches(mover, job);
