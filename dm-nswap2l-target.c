@@ -244,6 +244,25 @@ static void nswap2l_status(struct dm_target *ti, status_type_t type,
 	}
 }
 
+/* recovery_rate MIN MAX sets it; recovery_rate alone prints it. */
+static int recovery_rate_message(struct nswap2l *nc, unsigned int argc, char **argv,
+				 char *result, unsigned int maxlen)
+{
+	unsigned int sz = 0, rate_min, rate_max;
+
+	if (argc == 1) {
+		nswap2l_mover_get_rate(nc, &rate_min, &rate_max);
+		DMEMIT("%u %u\n", rate_min, rate_max);
+		return 1;
+	}
+	if (kstrtouint(argv[1], 10, &rate_min) || kstrtouint(argv[2], 10, &rate_max)) {
+		DMERR("%s: recovery_rate '%s' '%s': two numbers of pages/s expected",
+		      nc->name, argv[1], argv[2]);
+		return -EINVAL;
+	}
+	return nswap2l_mover_set_rate(nc, rate_min, rate_max);
+}
+
 static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 			   char *result, unsigned int maxlen)
 {
@@ -268,6 +287,7 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 		DMEMIT("prefetch amount <amount>  written:<percent>[:<cap>] or held:<percent>[:<cap>]\n");
 		DMEMIT("prefetch interval <ms>    wake-up interval, 10-60000\n");
 		DMEMIT("profile reset             clear the concurrency profile\n");
+		DMEMIT("recovery_rate [<min> <max>]  recovery's pages/s: at least <min>, at most <max> when idle\n");
 		for (id = 0; id < NSWAP2L_NR_TIERS; id++)
 			if (nc->tiers[id] && nc->tiers[id]->type->messages_help)
 				DMEMIT("%s", nc->tiers[id]->type->messages_help);
@@ -277,6 +297,8 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return nswap2l_set_placement(nc, argv[1]);
 	if (argc == 3 && !strcasecmp(argv[0], "prefetch"))
 		return nswap2l_prefetch_set(nc, argv[1], argv[2]);
+	if ((argc == 1 || argc == 3) && !strcasecmp(argv[0], "recovery_rate"))
+		return recovery_rate_message(nc, argc, argv, result, maxlen);
 	if (argc == 2 && !strcasecmp(argv[0], "profile") && !strcasecmp(argv[1], "reset")) {
 		nswap2l_profiler_reset(nc);
 		return 0;

@@ -32,14 +32,15 @@ struct nswap2l_move_job {
 	bool (*new_home)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *install,
 			 u64 *write);
 	void (*release_old)(struct nswap2l_move_job *job, u64 old_entry, u64 install);
+	bool rate_limited;		/* follows the device's recovery_rate */
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
 	u64 next_page;			/* where the scan goes on */
 	struct list_head list;
 };
 
 /*
- * The moving itself, for the mover and for prefetching: up to
- * NSWAP2L_MOVE_BATCH pages flagged with add(), then moved by run() to
+ * The moving itself, for prefetching (the mover has batches of its own):
+ * up to NSWAP2L_MOVE_BATCH pages flagged with add(), then moved by run() to
  * @to_tier (or, if negative, where the placement policy says), their new
  * entries carrying @flags.
  */
@@ -69,5 +70,8 @@ void nswap2l_mover_pause(struct nswap2l *nc);
 void nswap2l_mover_resume(struct nswap2l *nc);
 /* False if the mover is stopped: the job will not run. */
 bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job);
+/* recovery_rate, pages/s: 1 <= @rate_min <= @rate_max, or -EINVAL. */
+int nswap2l_mover_set_rate(struct nswap2l *nc, unsigned int rate_min, unsigned int rate_max);
+void nswap2l_mover_get_rate(struct nswap2l *nc, unsigned int *rate_min, unsigned int *rate_max);
 
 #endif /* NSWAP2L_MOVER_H */

@@ -75,8 +75,9 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 	if (job->left)
 		DMERR("%s: recovery: %u pages with a lost copy could not be moved (no room elsewhere, or unreadable)",
 		      netram_dev_name(nt), job->left);
-	DMINFO("%s: recovery done in %llu ms: %llu pages copied again, %llu pages lost so far",
-	       netram_dev_name(nt), rec->last_ms, rec->moved, rec->pages_lost);
+	DMINFO("%s: recovery done in %llu ms: %llu pages copied again (%llu pages/s), %llu pages lost so far",
+	       netram_dev_name(nt), rec->last_ms, rec->moved,
+	       div64_u64(rec->moved * 1000, max_t(u64, rec->last_ms, 1)), rec->pages_lost);
 	netram_scheme_recovered(nt);
 }
 
@@ -108,6 +109,7 @@ void netram_queue_recovery(struct netram_tier *nt)
 		rec->job.new_home = netram_mirror_new_home;
 		rec->job.release_old = netram_mirror_release_old;
 	}
+	rec->job.rate_limited = true;
 	if (!nswap2l_queue_move(nt->tier.nc, &rec->job)) {
 		spin_lock_irqsave(&rec->lock, flags);
 		rec->running = false;

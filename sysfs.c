@@ -8,6 +8,8 @@
  *   servers     one line per Network RAM server (see the tier)
  *   profile     the concurrency profile; write "reset" to clear it
  *   prefetch/   policy, when, amount, interval_ms (read and write) and stats
+ *   recovery_rate_min, recovery_rate_max
+ *               recovery's pages/s, as the recovery_rate message sets them
  *
  * The directory belongs to the device, whatever table is loaded: it exists
  * while the device is resumed (added on resume, removed on postsuspend), so
@@ -18,6 +20,7 @@
 #include <linux/sysfs.h>
 
 #include "core.h"
+#include "mover.h"
 #include "prefetch.h"
 #include "profiler.h"
 
@@ -81,16 +84,46 @@ static ssize_t profile_store(struct kobject *kobj, struct kobj_attribute *attr,
 	return count;
 }
 
+/* recovery_rate_min and recovery_rate_max: one end of the recovery_rate message. */
+static ssize_t recovery_rate_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	unsigned int rate[2];
+
+	nswap2l_mover_get_rate(kobj_to_nc(kobj), &rate[0], &rate[1]);
+	return sysfs_emit(buf, "%u\n", rate[!strcmp(attr->attr.name, "recovery_rate_max")]);
+}
+
+static ssize_t recovery_rate_store(struct kobject *kobj, struct kobj_attribute *attr,
+				   const char *buf, size_t count)
+{
+	struct nswap2l *nc = kobj_to_nc(kobj);
+	unsigned int rate[2];
+	int r;
+
+	nswap2l_mover_get_rate(nc, &rate[0], &rate[1]);
+	r = kstrtouint(buf, 10, &rate[!strcmp(attr->attr.name, "recovery_rate_max")]);
+	if (r)
+		return r;
+	r = nswap2l_mover_set_rate(nc, rate[0], rate[1]);
+	return r ? r : count;
+}
+
 static struct kobj_attribute placement_attr = __ATTR_RW(placement);
 static struct kobj_attribute tiers_attr = __ATTR_RO(tiers);
 static struct kobj_attribute servers_attr = __ATTR_RO(servers);
 static struct kobj_attribute profile_attr = __ATTR_RW(profile);
+static struct kobj_attribute recovery_rate_min_attr =
+	__ATTR(recovery_rate_min, 0644, recovery_rate_show, recovery_rate_store);
+static struct kobj_attribute recovery_rate_max_attr =
+	__ATTR(recovery_rate_max, 0644, recovery_rate_show, recovery_rate_store);
 
 static struct attribute *nswap2l_attrs[] = {
 	&placement_attr.attr,
 	&tiers_attr.attr,
 	&servers_attr.attr,
 	&profile_attr.attr,
+	&recovery_rate_min_attr.attr,
+	&recovery_rate_max_attr.attr,
 	NULL,
 };
 
