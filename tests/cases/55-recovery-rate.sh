@@ -4,6 +4,9 @@
 # maximum, over the time it takes (dmesg's pages/s); another recovery
 # held at a lower maximum (50) speeds up once the maximum is raised while it
 # runs, the device idle.  Every page reads right afterwards.
+# The mover's rate logic, over interfaces that the kernel-facing cases
+# test on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 5
 # timeout: 300

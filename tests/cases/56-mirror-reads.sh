@@ -78,8 +78,10 @@ assert_lt "$stopped" "$during" "GETs server 1 took, against the others' while it
 lost=$(netram_stat nsw 2 held)
 p0=$(puts 0) p1=$(puts 1)
 server_ctl kill 2 || die "kill server 2"
-recovered() { [ "$(nsw_recovery nsw recovering)" = 0 ] && [ "$(nsw_recovery nsw copies_lost)" = 0 ] &&
-	[ "$(netram_stat nsw 2 state)" = failed ]; }
+# failed first: each look is its own dmsetup status, and the other two must
+# be read after the failure is counted, not before it
+recovered() { [ "$(netram_stat nsw 2 state)" = failed ] &&
+	[ "$(nsw_recovery nsw recovering)" = 0 ] && [ "$(nsw_recovery nsw copies_lost)" = 0 ]; }
 wait_until 120 nsw "recovery done" recovered
 show_status nsw
 written=$(($(puts 0) - p0 + $(puts 1) - p1))
