@@ -30,6 +30,7 @@
  * sender and the receiver thread do the work, a page at a time.
  */
 #include <crypto/aead.h>
+#include <linux/delay.h>
 #include <linux/mempool.h>
 #include <linux/moduleparam.h>
 #include <linux/random.h>
@@ -58,6 +59,16 @@ static bool netram_fault_bounce_reserve_only;
 module_param_named(fault_bounce_reserve_only, netram_fault_bounce_reserve_only, bool, 0644);
 MODULE_PARM_DESC(fault_bounce_reserve_only,
 		 "Testing only: the bounce pages of protect= come from each server's reserve alone, as when the page allocator fails");
+
+/*
+ * Fault injection: sealing a PUT that took the server's last free tag takes
+ * this much longer (the sender's work may sleep), so that a donor answering
+ * that tag before its request came reliably lands while it is sealed; the
+ * PUTs before, sealed at full speed, fill the tags first.
+ */
+static unsigned int netram_fault_seal_ms;
+module_param_named(fault_seal_ms, netram_fault_seal_ms, uint, 0644);
+MODULE_PARM_DESC(fault_seal_ms, "Testing only: milliseconds added to sealing a PUT that takes a server's last free tag (protect=)");
 
 struct netram_protect {
 	struct crypto_aead *aead;
@@ -306,6 +317,9 @@ int netram_seal_put(struct netram_server *srv, struct netram_msg *msg)
 	}
 	if (!netram_alloc_bounce(srv, msg))
 		return -EAGAIN;
+	if (READ_ONCE(netram_fault_seal_ms) &&
+	    READ_ONCE(srv->busy_tags) == GENMASK(NETRAM_TAGS - 1, 0))
+		msleep(READ_ONCE(netram_fault_seal_ms));
 	for (i = 0; i < msg->nr_bios; i++) {
 		struct bio *bio = msg->bios[i];
 		struct bvec_iter it = bio->bi_iter;
