@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "auth.h"
+#include "util.h"
 #include "byteorder.h"
 #include "sha256.h"
 
@@ -16,26 +15,12 @@ int auth_load_key(const char *path, struct auth_key *key, char *err, size_t err_
 {
 	/* one byte more than allowed, to see a file that is too long */
 	uint8_t buf[NSWAP2L_PROTO_MAX_KEY_SIZE + 1];
-	size_t len = 0;
-	ssize_t n;
-	int fd;
+	size_t len;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, err_size, "cannot open key file %s: %s", path, strerror(errno));
-		return -1;
-	}
-	do {
-		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n > 0)
-			len += (size_t)n;
-	} while ((n > 0 && len < sizeof(buf)) || (n < 0 && errno == EINTR));
-	if (n < 0) {
+	if (read_small_file(path, buf, sizeof(buf), &len)) {
 		snprintf(err, err_size, "cannot read key file %s: %s", path, strerror(errno));
-		close(fd);
 		return -1;
 	}
-	close(fd);
 	if (len > NSWAP2L_PROTO_MAX_KEY_SIZE) {
 		snprintf(err, err_size, "key file %s: longer than %d bytes", path,
 			 NSWAP2L_PROTO_MAX_KEY_SIZE);

@@ -693,30 +693,13 @@ int server_parse_max(const char *text, uint64_t *pages, char *err, size_t err_si
 int server_read_max_file(const char *path, uint64_t *pages, char *err, size_t err_size)
 {
 	char text[MAX_FILE_BYTES + 2], *start = text, *end, why[160];
-	size_t len = 0, i;
-	ssize_t n;
-	int fd;
+	size_t len, i;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
+	/* one byte more than a SIZE may take says that the file is longer */
+	if (read_small_file(path, text, sizeof(text) - 1, &len)) {
 		snprintf(err, err_size, "--max-file %s: %s", path, strerror(errno));
 		return -1;
 	}
-	/* one byte more than a SIZE may take says that the file is longer */
-	while (len < sizeof(text) - 1) {
-		n = read(fd, text + len, sizeof(text) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, err_size, "--max-file %s: %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
 	if (len > MAX_FILE_BYTES) {
 		snprintf(err, err_size, "--max-file %s: more than %d bytes: not one SIZE", path,
 			 MAX_FILE_BYTES);
