@@ -320,10 +320,10 @@ static bool netram_copies_lost_wants(struct netram_tier *nt, u64 slot,
  * once per tier, so the key is new to that server (a MOVED keeps a page's
  * key but takes it off its sender); one it is lost on (lost since, with a
  * new namespace) is not taken, as the new copy would count lost at once.
- * False when no server can: the page moves whole, by placement.  Not
- * guarded: the survivor's server moving the page (MOVED) to that same
- * server meanwhile, its PEER_PUT there before ours; we refuse the move (a
- * copy is there), and it frees the key there, our copy with it.
+ * False when no server can: the page moves whole, by placement.  The
+ * survivor's server may move the page (MOVED) to that same server
+ * meanwhile, its PEER_PUT there before ours: we refuse the move (a copy is
+ * there), and its PEER_FREE leaves the key, which our PUT made ours.
  */
 bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entry,
 			    u64 *install, u64 *write)

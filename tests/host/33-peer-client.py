@@ -11,9 +11,11 @@ A and B.
     namespace there (with a FREE of key 7 in the same write, so that it
     comes while the PEER_PUTs are in flight), any other server NOENT; a
     MOVED must name B and that namespace, not key 7 nor key 50 (held on B
-    already); the reply refuses key 9.  Then B must give back every other
-    key with its seal and page, A none of them; keys 9 and 50 stay on A;
-    keys 7 and 9 end up freed on B, key 50 keeps B's bytes there.
+    already); the reply refuses key 9, and key 11, which it first PUTs on B
+    itself (a mirror's new copy written there while the move ran).  Then B
+    must give back every other key with its seal and page, A none of them;
+    keys 9, 11 and 50 stay on A; keys 7 and 9 end up freed on B, keys 11 and
+    50 keep the owner's bytes written on B (A's PEER_FREE of 11 leaves it).
     Prints "asked=N moved=N taken=N".
 33-peer-client.py lost PORT_A PORT_B --key-file K --client NAME --shrink FILE
     a MOVED whose reply is lost: writes "MemAvailable: 8388608 kB" into
@@ -50,7 +52,7 @@ CAP_MOVED, CAP_PEER = 1 << 4, 1 << 5
 CAPACITY, ASK_NAMESPACE, MOVED, PEER_PUT = 6, 8, 9, 10
 REPLY = caps.REPLY
 HELLO_REPLY_SIZE, SERVER_ID_SIZE = 48, 16
-FREED_IN_FLIGHT, REFUSED, MIRRORED = 7, 9, 50
+FREED_IN_FLIGHT, REFUSED, REWRITTEN, MIRRORED = 7, 9, 11, 50
 KEYS = list(range(100))
 # the other copy of MIRRORED, on B: bytes of its own
 B_SEAL, B_PAGE = b"\xbb" * caps.SEAL_SIZE, b"\xbb" * caps.PAGE_SIZE
@@ -127,10 +129,11 @@ def get_until(conn, keys, status, seconds=10):
         time.sleep(0.1)
 
 
-def serve_moves(conn_a, b_id, id_b):
+def serve_moves(conn_a, conn_b, b_id, id_b):
     """Answers A until every key but the freed and mirrored ones was MOVED and a MOVED
     of refused keys alone came (A moves on while its owner takes some keys, and
-    sends the rest through EVICT once it takes none); returns (asks, moved, taken)."""
+    sends the rest through EVICT once it takes none), writing REWRITTEN on B
+    before it refuses it; returns (asks, moved, taken)."""
     asked, moved, taken = 0, [], []
     took_none = False
     conn_a.sock.settimeout(20)
@@ -154,7 +157,9 @@ def serve_moves(conn_a, b_id, id_b):
                 raise Failed("MOVED names key %d, freed while it moved" % FREED_IN_FLIGHT)
             if MIRRORED in keys:
                 raise Failed("MOVED names key %d, held on B already" % MIRRORED)
-            refused = [k for k in keys if k == REFUSED]
+            if REWRITTEN in keys:
+                conn_b.request(caps.PUT, 1, keys_bytes([REWRITTEN]) + B_SEAL + B_PAGE, caps.OK)
+            refused = [k for k in keys if k in (REFUSED, REWRITTEN)]
             moved += keys
             taken += [k for k in keys if k not in refused]
             took_none = len(refused) == len(keys)
@@ -177,7 +182,7 @@ def move(args):
     conn_b.request(caps.PUT, 1, keys_bytes([MIRRORED]) + B_SEAL + B_PAGE, caps.OK)
     with open(args.shrink, "w") as f:
         f.write("MemAvailable: 0 kB\n")
-    asked, moved, taken = serve_moves(conn_a, b_id, id_b)
+    asked, moved, taken = serve_moves(conn_a, conn_b, b_id, id_b)
     if sorted(set(moved)) != [k for k in KEYS if k not in (FREED_IN_FLIGHT, MIRRORED)]:
         raise Failed("MOVED keys: %s" % moved)
     for first in range(0, len(taken), 64):
@@ -191,11 +196,16 @@ def move(args):
         raise Failed("the refused key changed on A")
     if get_until(conn_a, [MIRRORED], caps.OK) != seal_of(MIRRORED) + page_of(MIRRORED):
         raise Failed("the mirrored key changed on A")
+    if get_until(conn_a, [REWRITTEN], caps.OK) != seal_of(REWRITTEN) + page_of(REWRITTEN):
+        raise Failed("the key refused after its write on B changed on A")
     # a while for a PEER_FREE that should not come
     time.sleep(1)
     if get_until(conn_b, [MIRRORED], caps.OK) != B_SEAL + B_PAGE:
         raise Failed("the other copy on B was overwritten")
     get_until(conn_b, [REFUSED], caps.ERR_NOENT)
+    # its PEER_FREE came with REFUSED's: the owner's write on B made the page the owner's
+    if get_until(conn_b, [REWRITTEN], caps.OK, seconds=0) != B_SEAL + B_PAGE:
+        raise Failed("B lost the page the owner wrote there while A moved it")
     get_until(conn_b, [FREED_IN_FLIGHT], caps.ERR_NOENT)
     get_until(conn_a, [FREED_IN_FLIGHT], caps.ERR_NOENT)
     print("asked=%d moved=%d taken=%d" % (asked, len(set(moved)), len(taken)))

@@ -565,8 +565,8 @@ static void handle_peer_free(struct conn *conn, const struct proto_request *req)
 
 	if (ns) {
 		used_before = ns->pages.used;
-		srv->keys_freed += store_free(&srv->pool, &ns->pages, req->keys, req->hdr.count,
-					      &were_asked);
+		srv->keys_freed += store_free_from_peer(&srv->pool, &ns->pages, req->keys,
+							req->hdr.count, &were_asked);
 		server_pages_changed(ns, used_before);
 		migrate_keys_freed(srv, ns, req->keys, req->hdr.count);
 	}

@@ -386,10 +386,13 @@ static enum store_status put_pages(struct page_pool *pool, struct page_table *ta
 			continue;
 		}
 		if (!entry) {
-			struct page_entry fresh = { .key = key, .frame = frames[taken++] };
+			struct page_entry fresh = { .key = key, .frame = frames[taken++],
+						    .flags = held ? PAGE_FROM_PEER : 0 };
 
 			table_insert(pool, table, &fresh);
 			entry = table_find(pool, table, key);
+		} else {
+			entry->flags &= ~PAGE_FROM_PEER;	/* the client's own now */
 		}
 		memcpy(frame_seal(pool, entry->frame), seals + (size_t)i * PROTO_SEAL_SIZE,
 		       PROTO_SEAL_SIZE);
@@ -432,8 +435,9 @@ enum store_status store_get(const struct page_pool *pool, const struct page_tabl
 	return STORE_OK;
 }
 
-uint32_t store_free(struct page_pool *pool, struct page_table *table,
-		    const uint8_t *keys, uint32_t count, uint32_t *were_asked)
+/* Frees the keys held whose entry has every flag of @only. */
+static uint32_t free_pages(struct page_pool *pool, struct page_table *table,
+			   const uint8_t *keys, uint32_t count, uint32_t only, uint32_t *were_asked)
 {
 	uint32_t freed = 0, i;
 
@@ -441,7 +445,7 @@ uint32_t store_free(struct page_pool *pool, struct page_table *table,
 	for (i = 0; i < count; i++) {
 		struct page_entry *entry = table_find(pool, table, proto_key(keys, i));
 
-		if (!entry)
+		if (!entry || (entry->flags & only) != only)
 			continue;
 		if (entry->flags & PAGE_ASKED)
 			(*were_asked)++;
@@ -452,6 +456,18 @@ uint32_t store_free(struct page_pool *pool, struct page_table *table,
 	if (freed)
 		table_shrink_if_sparse(pool, table);
 	return freed;
+}
+
+uint32_t store_free(struct page_pool *pool, struct page_table *table,
+		    const uint8_t *keys, uint32_t count, uint32_t *were_asked)
+{
+	return free_pages(pool, table, keys, count, 0, were_asked);
+}
+
+uint32_t store_free_from_peer(struct page_pool *pool, struct page_table *table,
+			      const uint8_t *keys, uint32_t count, uint32_t *were_asked)
+{
+	return free_pages(pool, table, keys, count, PAGE_FROM_PEER, were_asked);
 }
 
 uint32_t store_pick_eviction(struct page_table *table, uint64_t *keys, uint32_t max)

@@ -29,6 +29,12 @@ struct page_pool {
 };
 
 #define PAGE_ASKED 1u			/* named in an EVICT */
+/*
+ * Stored by a PEER_PUT and not written by the client since: what a PEER_FREE
+ * may take back.  A PUT of the client's own (a mirror's new copy written
+ * there meanwhile) makes the page the client's, and a PEER_FREE leaves it.
+ */
+#define PAGE_FROM_PEER 2u
 
 struct page_entry {
 	uint64_t key;			/* PAGE_TABLE_EMPTY when the slot is free */
@@ -73,9 +79,10 @@ enum store_status store_put(struct page_pool *pool, struct page_table *table,
 			    const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
 			    uint32_t count, uint64_t max_new);
 /*
- * store_put() that overwrites nothing: the keys held already are left as
- * they were, not stored, and put in held (*nr_held of them, as on the
- * wire); the others stored, all or none, within max_new.
+ * A PEER_PUT's store_put() that overwrites nothing: the keys held already
+ * are left as they were, not stored, and put in held (*nr_held of them, as
+ * on the wire); the others stored (PAGE_FROM_PEER), all or none, within
+ * max_new.
  */
 enum store_status store_put_new(struct page_pool *pool, struct page_table *table,
 				const uint8_t *keys, const uint8_t *seals, const uint8_t *pages,
@@ -94,6 +101,9 @@ enum store_status store_get(const struct page_pool *pool, const struct page_tabl
  */
 uint32_t store_free(struct page_pool *pool, struct page_table *table,
 		    const uint8_t *keys, uint32_t count, uint32_t *were_asked);
+/* store_free() of the keys still PAGE_FROM_PEER alone (a PEER_FREE). */
+uint32_t store_free_from_peer(struct page_pool *pool, struct page_table *table,
+			      const uint8_t *keys, uint32_t count, uint32_t *were_asked);
 /*
  * Picks up to max held keys to ask back in an EVICT, going round the table
  * from where the last pick stopped, so that rounds ask for different pages.

@@ -940,7 +940,8 @@ static void test_store(void)
 
 /*
  * A peer's PUT overwrites nothing: the keys held already keep their page
- * and seal and are named back; the rest are stored, all or none.
+ * and seal and are named back; the rest are stored, all or none, and are
+ * the peer's to free until the client writes them.
  */
 static void test_store_put_new(void)
 {
@@ -971,6 +972,17 @@ static void test_store_put_new(void)
 	CHECK(store_get(&pool, &table, keybuf, 4, got_seals, got) == STORE_OK);
 	for (i = 0; i < 4; i++)
 		CHECK(got[i][0] == (i < 2 ? 'a' : 'b') && got_seals[i][0] == (i < 2 ? 'A' : 'B'));
+	/*
+	 * A PEER_FREE takes back what the peer stored (9, 10) and the client
+	 * did not write since: 10 was written, a mirror's new copy; 7 and 8
+	 * were the client's before.
+	 */
+	put_keys(keybuf, keys + 3, 1);
+	CHECK(store_put(&pool, &table, keybuf, seals, pages, 1, 0) == STORE_OK);
+	put_keys(keybuf, keys, 4);
+	CHECK(store_free_from_peer(&pool, &table, keybuf, 4, &nr_held) == 1 && table.used == 3);
+	CHECK(store_get(&pool, &table, keybuf + 2 * 8, 1, got_seals, got) == STORE_NOENT);
+	CHECK(store_free(&pool, &table, keybuf, 4, &nr_held) == 3 && table.used == 0);
 	page_table_destroy(&table, &pool);
 	page_pool_destroy(&pool);
 }

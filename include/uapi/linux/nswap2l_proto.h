@@ -117,8 +117,10 @@
  *     peer from then on.  It answers with the keys it did not take (freed
  *     or rewritten meanwhile, or a peer it cannot use): those stay here as
  *     before (a FREE for them may follow), and the server frees on the
- *     peer (PEER_FREE) those of them its PEER_PUT stored there.  The taken
- *     ones the server frees here itself.
+ *     peer (PEER_FREE) those of them its PEER_PUT stored there, unless the
+ *     owner PUT the key there itself since (a mirror's new copy written
+ *     while the page moved): the peer keeps those.  The taken ones the
+ *     server frees here itself.
  *     Write-once keys (a client announcing NSWAP2L_CAP_MOVED never PUTs a
  *     key it holds) make this safe: a rewrite is a new key, a freed key is
  *     never taken, so a move can neither resurrect nor lose a write.
