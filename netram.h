@@ -208,6 +208,8 @@ struct netram_msg {
 	struct bio *sealed;
 	struct bio bounce;
 	struct bio_vec bounce_vecs[NSWAP2L_PROTO_MAX_PAGES];
+	/* bounce pages a mirrored write sealed once for both copies: not the pool's */
+	DECLARE_BITMAP(borrowed, NSWAP2L_PROTO_MAX_PAGES);
 };
 
 static inline struct nswap2l_seal *netram_msg_seals(struct netram_msg *msg)
@@ -369,6 +371,7 @@ struct netram_server {
 	atomic64_t bytes_sent;
 	atomic64_t bytes_received;
 	atomic64_t requests;		/* PUT, GET and FREE messages sent */
+	atomic64_t sealed;		/* pages the sender encrypted for PUTs (protect=) */
 	atomic64_t errors;
 	atomic64_t reconnects;
 	atomic64_t evict_asked;		/* pages the server asked back */
@@ -643,6 +646,25 @@ void netram_crypt_free(struct netram_server *srv);
 int netram_seal_put(struct netram_server *srv, struct netram_msg *msg);
 /* Its bounce pages back to the server's pool, if it has any. */
 bool netram_release_sealed(struct netram_server *srv, struct netram_msg *msg);
+/*
+ * A mirrored write's pages, encrypted once for both copies (the same
+ * ciphertext and seal suit both: the AAD is the key, the same on both
+ * servers); their PUTs send these pages in place of bounce pages.
+ */
+struct netram_sealed_pages {
+	unsigned int nr;
+	struct nswap2l_seal *seals;	/* nr of them, after pages[] */
+	struct page *pages[];
+};
+
+/*
+ * @bio's pages, the first under @key, sealed for every copy at once; NULL
+ * when memory is short (then each server's sender seals its own copy).
+ */
+struct netram_sealed_pages *netram_seal_once(struct netram_tier *nt, struct bio *bio, u64 key);
+void netram_free_sealed_pages(struct netram_sealed_pages *sp);
+/* netram_copies.c: what netram_seal_once() made for a mirrored write's clone, or NULL. */
+const struct netram_sealed_pages *netram_mirror_sealed(struct bio *bio);
 /*
  * A GET reply's pages, decrypted in place; page i of @bio is page @page + i
  * of its message, whose bit in @bad is set if it fails its check.

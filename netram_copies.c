@@ -205,12 +205,15 @@ static int netram_send_read(struct netram_tier *nt, struct bio *bio, u64 slot,
 /*
  * A mirrored write goes out as two clones (dm-raid1's way: the bio itself
  * is sent nowhere), so that one sent again after a failure starts afresh;
- * the first clone carries the count of the two.
+ * the first clone carries the count of the two, and with protect= the
+ * pages sealed once for both (a second encryption was most of a mirrored
+ * write's CPU time).
  */
 struct netram_mirror_write {
 	struct bio *orig;
 	atomic_t pending;
 	blk_status_t status;
+	struct netram_sealed_pages *sealed;
 	struct bio first;	/* last: a bio_set's front_pad */
 };
 
@@ -225,9 +228,18 @@ static void netram_mirror_endio(struct bio *clone)
 		bio_put(clone);
 	if (atomic_dec_and_test(&mw->pending)) {
 		orig->bi_status = READ_ONCE(mw->status);
+		/* The messages that sent them no longer look at them (their replies came). */
+		netram_free_sealed_pages(mw->sealed);
 		bio_put(&mw->first);
 		bio_endio(orig);
 	}
+}
+
+const struct netram_sealed_pages *netram_mirror_sealed(struct bio *bio)
+{
+	if (bio->bi_end_io != netram_mirror_endio)
+		return NULL;
+	return ((struct netram_mirror_write *)bio->bi_private)->sealed;
 }
 
 static int netram_single_map_write(struct netram_tier *nt, struct bio *bio, u64 slot)
@@ -265,6 +277,7 @@ static int netram_map_mirrored(struct netram_tier *nt, struct bio *bio, u64 slot
 	mw = container_of(a, struct netram_mirror_write, first);
 	mw->orig = bio;
 	mw->status = BLK_STS_OK;
+	mw->sealed = nt->protect ? netram_seal_once(nt, bio, key) : NULL;
 	atomic_set(&mw->pending, 2);
 	a->bi_end_io = b->bi_end_io = netram_mirror_endio;
 	a->bi_private = b->bi_private = mw;

@@ -153,13 +153,13 @@ static void *netram_bounce_page_alloc(gfp_t gfp, void *data)
 	return READ_ONCE(netram_fault_bounce_reserve_only) ? NULL : alloc_page(gfp);
 }
 
-static struct netram_crypt *netram_crypt_new(struct crypto_aead *aead)
+static struct netram_crypt *netram_crypt_new(struct crypto_aead *aead, gfp_t gfp)
 {
-	struct netram_crypt *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	struct netram_crypt *c = kzalloc(sizeof(*c), gfp);
 
 	if (!c)
 		return NULL;
-	c->req = aead_request_alloc(aead, GFP_KERNEL);
+	c->req = aead_request_alloc(aead, gfp);
 	if (!c->req) {
 		kfree(c);
 		return NULL;
@@ -175,8 +175,8 @@ int netram_crypt_alloc(struct netram_server *srv)
 
 	if (!p)
 		return 0;
-	srv->tx_crypt = netram_crypt_new(p->aead);
-	srv->rx_crypt = netram_crypt_new(p->aead);
+	srv->tx_crypt = netram_crypt_new(p->aead, GFP_KERNEL);
+	srv->rx_crypt = netram_crypt_new(p->aead, GFP_KERNEL);
 	if (!srv->tx_crypt || !srv->rx_crypt)
 		return -ENOMEM;
 	return mempool_init(&srv->bounce_pool, NETRAM_BOUNCE_RESERVE, netram_bounce_page_alloc,
@@ -259,7 +259,8 @@ static void netram_free_bounce(struct netram_server *srv, struct netram_msg *msg
 	unsigned int i;
 
 	for (i = 0; i < msg->bounce.bi_vcnt; i++)
-		mempool_free(msg->bounce_vecs[i].bv_page, &srv->bounce_pool);
+		if (!test_bit(i, msg->borrowed))
+			mempool_free(msg->bounce_vecs[i].bv_page, &srv->bounce_pool);
 	msg->sealed = NULL;
 }
 
@@ -275,33 +276,99 @@ bool netram_release_sealed(struct netram_server *srv, struct netram_msg *msg)
 	return test_and_clear_bit(NETRAM_BOUNCE_WANTED, &srv->bounce_flags);
 }
 
+/* A mirrored write's clone sealed already (for its other copy too), or NULL. */
+static const struct netram_sealed_pages *netram_bio_sealed(struct bio *bio)
+{
+	const struct netram_sealed_pages *sp = netram_mirror_sealed(bio);
+
+	return sp && sp->nr == bio->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE ? sp : NULL;
+}
+
 /*
  * A whole message of bounce pages, without waiting: the sender holds
  * send_mutex, which a broken connection's teardown needs before it can
  * give back the pages of the unanswered PUTs.  False if the pool (the
  * page allocator, then the server's reserve) has not enough; then the
  * next PUT answered or requeued runs the io_work again.  The flag is up
- * before the attempt, so that no release in between goes unseen.
+ * before the attempt, so that no release in between goes unseen.  Pages
+ * sealed once for both copies of a mirrored write are borrowed instead.
  */
 static bool netram_alloc_bounce(struct netram_server *srv, struct netram_msg *msg)
 {
-	unsigned int i;
+	unsigned int i, j, nr;
 
 	set_bit(NETRAM_BOUNCE_WANTED, &srv->bounce_flags);
 	bio_init(&msg->bounce, NULL, msg->bounce_vecs, ARRAY_SIZE(msg->bounce_vecs),
 		 REQ_OP_WRITE);
+	bitmap_zero(msg->borrowed, NSWAP2L_PROTO_MAX_PAGES);
 	msg->sealed = &msg->bounce;
-	for (i = 0; i < msg->count; i++) {
-		struct page *page = mempool_alloc(&srv->bounce_pool, GFP_NOWAIT | __GFP_NOWARN);
+	for (i = 0; i < msg->nr_bios; i++) {
+		const struct netram_sealed_pages *sp = netram_bio_sealed(msg->bios[i]);
 
-		if (!page) {
-			netram_free_bounce(srv, msg);
-			return false;
+		nr = msg->bios[i]->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE;
+		for (j = 0; j < nr; j++) {
+			struct page *page;
+
+			if (sp) {
+				__set_bit(msg->bounce.bi_vcnt, msg->borrowed);
+				page = sp->pages[j];
+			} else {
+				page = mempool_alloc(&srv->bounce_pool, GFP_NOWAIT | __GFP_NOWARN);
+			}
+			if (!page) {
+				netram_free_bounce(srv, msg);
+				return false;
+			}
+			__bio_add_page(&msg->bounce, page, NSWAP2L_PROTO_PAGE_SIZE, 0);
 		}
-		__bio_add_page(&msg->bounce, page, NSWAP2L_PROTO_PAGE_SIZE, 0);
 	}
 	clear_bit(NETRAM_BOUNCE_WANTED, &srv->bounce_flags);
 	return true;
+}
+
+struct netram_sealed_pages *netram_seal_once(struct netram_tier *nt, struct bio *bio, u64 key)
+{
+	const gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
+	unsigned int nr = bio->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE;
+	struct bvec_iter it = bio->bi_iter;
+	struct netram_sealed_pages *sp;
+	struct netram_crypt *c;
+
+	sp = kzalloc(struct_size(sp, pages, nr) + nr * sizeof(*sp->seals), gfp);
+	if (!sp)
+		return NULL;
+	sp->seals = (struct nswap2l_seal *)&sp->pages[nr];
+	c = netram_crypt_new(nt->protect->aead, gfp);
+	if (!c)
+		goto fail;
+	for (; sp->nr < nr; sp->nr++) {
+		sp->pages[sp->nr] = netram_bounce_page_alloc(gfp, NULL);
+		if (!sp->pages[sp->nr] ||
+		    netram_encrypt_page(nt->protect, c, key + sp->nr, bio, &it,
+					sp->pages[sp->nr], &sp->seals[sp->nr]))
+			goto fail;
+	}
+	netram_crypt_put(c);
+	return sp;
+
+fail:
+	netram_crypt_put(c);
+	/* the page that failed, if allocated, with the others */
+	if (sp->nr < nr && sp->pages[sp->nr])
+		sp->nr++;
+	netram_free_sealed_pages(sp);
+	return NULL;
+}
+
+void netram_free_sealed_pages(struct netram_sealed_pages *sp)
+{
+	unsigned int i;
+
+	if (!sp)
+		return;
+	for (i = 0; i < sp->nr; i++)
+		__free_page(sp->pages[i]);
+	kfree(sp);
 }
 
 int netram_seal_put(struct netram_server *srv, struct netram_msg *msg)
@@ -322,13 +389,20 @@ int netram_seal_put(struct netram_server *srv, struct netram_msg *msg)
 		msleep(READ_ONCE(netram_fault_seal_ms));
 	for (i = 0; i < msg->nr_bios; i++) {
 		struct bio *bio = msg->bios[i];
+		const struct netram_sealed_pages *sp = netram_bio_sealed(bio);
 		struct bvec_iter it = bio->bi_iter;
 
+		if (sp) {
+			memcpy(&seals[page], sp->seals, sp->nr * sizeof(*seals));
+			page += sp->nr;
+			continue;
+		}
 		while (it.bi_size) {
 			r = netram_encrypt_page(p, srv->tx_crypt, le64_to_cpu(msg->keys[page]), bio,
 						&it, msg->bounce_vecs[page].bv_page, &seals[page]);
 			if (r)
 				return r;
+			atomic64_inc(&srv->sealed);
 			page++;
 		}
 	}

@@ -164,13 +164,14 @@ static ssize_t netram_show_servers(struct nswap2l_tier *tier, char *buf)
 	unsigned int i, nr = netram_nr_servers(nt);
 	ssize_t len;
 
-	len = sysfs_emit(buf, "server state held free inflight sent_bytes received_bytes errors reconnects evict_asked evict_moved requests moved_in moved_out\n");
+	len = sysfs_emit(buf, "server state held free inflight sent_bytes received_bytes errors reconnects evict_asked evict_moved requests moved_in moved_out sealed\n");
 	for (i = 0; i < nr && len + 1 < PAGE_SIZE; i++) {
 		struct netram_server *srv = nt->servers[i];
 
 		len += netram_format_server(srv, buf + len, PAGE_SIZE - len - 1);
-		len += sysfs_emit_at(buf, len, " %lld %lld %lld\n", atomic64_read(&srv->requests),
-				     atomic64_read(&srv->moved_in), atomic64_read(&srv->moved_out));
+		len += sysfs_emit_at(buf, len, " %lld %lld %lld %lld\n", atomic64_read(&srv->requests),
+				     atomic64_read(&srv->moved_in), atomic64_read(&srv->moved_out),
+				     atomic64_read(&srv->sealed));
 	}
 	return len;
 }
