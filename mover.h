@@ -32,8 +32,16 @@ struct nswap2l_move_job {
 	bool (*new_home)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *install,
 			 u64 *write);
 	void (*release_old)(struct nswap2l_move_job *job, u64 old_entry, u64 install);
+	/*
+	 * Optional, for a page wants() took, before its read (may sleep): true
+	 * if its data is in place elsewhere already (parity recovery rebuilt
+	 * it there), *@entry the entry naming that place; the page is only
+	 * relabelled, as flagged moves are, and its old home is not freed.
+	 */
+	bool (*relabel)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *entry);
 	bool rate_limited;		/* follows the device's recovery_rate */
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
+	unsigned int relabelled;	/* pages relabel() took */
 	u64 next_page;			/* where the scan goes on */
 	struct list_head list;
 };
@@ -48,6 +56,7 @@ struct nswap2l_move_batch;
 
 struct nswap2l_move_result {
 	unsigned int moved;
+	unsigned int relabelled;	/* no data moved: job->relabel() */
 	unsigned int raced;	/* a write or discard came first: left where they are */
 	unsigned int failed;	/* no room on the new tier, or an I/O error */
 };

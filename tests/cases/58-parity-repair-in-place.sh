@@ -1,0 +1,75 @@
+# reliability=parity: recovery repairs a group that lost one run in place.
+# Groups of 3 members and their parity span 4 of 5 servers, so each group
+# has a spare server.  Pages are written (blkpat), a quarter of them
+# overwritten (their old versions stay in their groups, in the parity),
+# and a server is killed (SIGKILL).  Recovery rebuilds each lost run, stale
+# pages too, onto its group's spare under the same keys: the survivors take
+# about as many pages as were lost (the whole-group move wrote each damaged
+# group's pages again, about 3 times as many).  Every page reads back its
+# pattern, no page is lost, nothing stays counted on the dead server.
+# kernels: 6.1 6.12
+# mem: 256M
+# servers: 5 reserve=32M
+# timeout: 600
+
+load_nswap2l
+netram_load_key >/dev/null
+KEY=$(netram_table_arg | cut -d' ' -f2)
+SERVERS=$(netram_server 0),$(netram_server 1),$(netram_server 2),$(netram_server 3),$(netram_server 4)
+DEV=/dev/mapper/nsw
+PAGES=4096                                  # 16 MiB
+OVER=1024
+dm_create nsw "0 $((PAGES * 8)) nswap2l 4 netram=$SERVERS $KEY timeout=10 reliability=parity,group=3" ||
+	die "create failed"
+# concurrent writes, so that groups fill up (3 members and the parity: 4 servers)
+pids=
+for r in 0 1 2 3 4 5 6 7; do
+	blkpat write $DEV $((r * PAGES / 8)) $((PAGES / 8)) 5 >/dev/null &
+	pids="$pids $!"
+done
+for p in $pids; do wait $p || die "blkpat write"; done
+pids=
+for r in 0 1 2 3; do
+	blkpat write $DEV $((r * OVER / 4)) $((OVER / 4)) 6 >/dev/null &
+	pids="$pids $!"
+done
+for p in $pids; do wait $p || die "blkpat overwrite"; done
+for i in 0 1 2 3 4; do assert_gt "$(netram_stat nsw $i held)" 0 "pages on server $i"; done
+
+put_sum() { # pages the surviving servers took
+	_ps=0
+	for _i in 1 2 3 4; do _ps=$((_ps + $(server_stat $_i pages_put))); done
+	echo $_ps
+}
+lost=$(netram_stat nsw 0 held)
+put0=$(put_sum)
+moved0=$(nsw_moved nsw)
+dmesg_mark
+server_ctl kill 0 || die "kill server 0"
+wait_until 60 nsw "server 0 failed" servers_in_state nsw failed 0
+wait_until 300 nsw "recovery done" nsw_recovered nsw
+show_status nsw
+written=$(($(put_sum) - put0))
+log "lost $lost pages with server 0; recovery wrote $written to the others, the mover moved $(($(nsw_moved nsw) - moved0))"
+dmesg_new | grep "repaired in place\|recovery done" || true
+
+# (a) every page reads its pattern
+blkpat verify $DEV 0 $OVER 6 || die "blkpat verify of the overwritten pages"
+blkpat verify $DEV $OVER $((PAGES - OVER)) 5 || die "blkpat verify of the others"
+# (b) the lost pages written again, not whole groups
+assert_gt "$written" 0 "pages written during recovery"
+assert_le "$written" $((lost * 3 / 2)) "pages written during recovery, for $lost lost"
+repaired=$(dmesg_new | sed -n 's/.*: \([0-9]*\) parity groups repaired in place so far.*/\1/p' | tail -n1)
+assert_gt "${repaired:-0}" 0 "groups repaired in place"
+# (c) nothing lost, nothing left on the dead server
+assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost in status"
+assert_eq "$(netram_stat nsw 0 held)" 0 "pages counted on the dead server"
+# the repaired groups stay whole: a second server lost now costs nothing either
+server_ctl kill 1 || die "kill server 1"
+wait_until 60 nsw "server 1 failed" servers_in_state nsw failed 1
+wait_until 300 nsw "recovery done after the second kill" nsw_recovered nsw
+assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost after the second kill"
+blkpat verify $DEV 0 $OVER 6 || die "blkpat verify after the second kill"
+blkpat verify $DEV $OVER $((PAGES - OVER)) 5 || die "blkpat verify after the second kill"
+dm_remove nsw || die "remove"
+log "ok"
