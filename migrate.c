@@ -292,10 +292,8 @@ static void move_batch_finish(struct nswap2l *nc, struct nswap2l_move_batch *bat
 
 		if (mp->status)
 			continue;
-		if (mp->relabelled) {
-			result->relabelled++;
-			continue;
-		}
+		if (mp->relabelled)
+			continue;	/* its old home is its new one's data */
 		if (mp->write_entry != mp->new_entry)
 			batch->job->release_old(batch->job, mp->old_entry, mp->new_entry);
 		else
@@ -392,7 +390,6 @@ static bool finish_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *j
 		return false;
 	move_batch_finish(nc, batch, 0, &result);
 	job->moved += result.moved;
-	job->relabelled += result.relabelled;
 	job->left += result.raced + result.failed;
 	atomic64_add(result.moved, &nc->moved_pages);
 	return true;
@@ -545,7 +542,6 @@ bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job)
 	bool queued, run;
 
 	job->moved = 0;
-	job->relabelled = 0;
 	job->left = 0;
 	job->next_page = 0;
 	spin_lock_irqsave(&mover->lock, flags);

@@ -41,7 +41,6 @@ struct nswap2l_move_job {
 	bool (*relabel)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *entry);
 	bool rate_limited;		/* follows the device's recovery_rate */
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
-	unsigned int relabelled;	/* pages relabel() took */
 	u64 next_page;			/* where the scan goes on */
 	struct list_head list;
 };
@@ -56,7 +55,6 @@ struct nswap2l_move_batch;
 
 struct nswap2l_move_result {
 	unsigned int moved;
-	unsigned int relabelled;	/* no data moved: job->relabel() */
 	unsigned int raced;	/* a write or discard came first: left where they are */
 	unsigned int failed;	/* no room on the new tier, or an I/O error */
 };

@@ -172,8 +172,10 @@ bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot);
 /* Repairs in place (netram_parity_repair.c) */
 int netram_repairs_create(struct netram_parity *p);
 void netram_repairs_destroy(struct netram_parity *p);
-/* Every repair started has ended (the scheme's pass_done). */
+/* Every repair started has ended. */
 void netram_repairs_wait(struct netram_tier *nt);
+/* The scheme's pass_done: the repairs ended, and the pages they stored since the last call. */
+u64 netram_repairs_pass_done(struct netram_tier *nt);
 /*
  * Recovery's look at a page of protected group @g (a snapshot) that lost
  * no page: 1 to relabel it (its run is repaired, or being repaired, on a

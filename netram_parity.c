@@ -870,6 +870,6 @@ const struct netram_scheme netram_parity_scheme = {
 	.lost_wants = netram_parity_lost_wants,
 	.on_server = netram_parity_group_on,
 	.recovered = netram_parity_recovered,
-	.pass_done = netram_repairs_wait,
+	.pass_done = netram_repairs_pass_done,
 	.move_keys = netram_group_move_keys,
 };

@@ -30,7 +30,7 @@
 #include "netram_group.h"
 
 #define NETRAM_REPAIRS		8	/* groups repaired at once */
-#define NETRAM_REPAIRS_FAILED	64	/* groups whose repair gave up, remembered */
+#define NETRAM_REPAIRS_FAILED	256	/* groups whose repair gave up, remembered */
 
 struct netram_repair {
 	struct netram_tier *nt;
@@ -57,6 +57,7 @@ struct netram_repairs {
 	u64 failed[NETRAM_REPAIRS_FAILED];	/* serials, a ring */
 	unsigned int next_failed;
 	atomic64_t groups, pages;	/* repaired in place */
+	atomic64_t pass_pages;		/* of which since the last pass_done */
 	struct netram_repair slots[NETRAM_REPAIRS];
 };
 
@@ -181,6 +182,7 @@ static void netram_repair_end(struct netram_repair *r, blk_status_t status)
 	if (repaired) {
 		atomic64_inc(&rp->groups);
 		atomic64_add(nr, &rp->pages);
+		atomic64_add(nr, &rp->pass_pages);
 	} else {
 		spin_lock_irqsave(&spare->lock, flags);
 		atomic64_add(nr, &spare->free_estimate);
@@ -391,6 +393,12 @@ void netram_repairs_wait(struct netram_tier *nt)
 
 	if (p && p->repairs)
 		wait_event(p->repairs->ended, !READ_ONCE(p->repairs->in_flight));
+}
+
+u64 netram_repairs_pass_done(struct netram_tier *nt)
+{
+	netram_repairs_wait(nt);
+	return atomic64_xchg(&netram_parity_of(nt)->repairs->pass_pages, 0);
 }
 
 void netram_repairs_report(struct netram_tier *nt)

@@ -49,7 +49,8 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 	struct netram_recovery *rec = &nt->recovery;
 	bool again;
 
-	netram_scheme_pass_done(nt);
+	/* Pages repaired in place count as moved: copied again, and progress. */
+	job->moved += netram_scheme_pass_done(nt);
 	spin_lock_irq(&rec->lock);
 	rec->moved += job->moved;
 	rec->pages_lost += rec->pass_lost;
