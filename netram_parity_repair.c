@@ -155,6 +155,22 @@ static bool netram_repair_applies(struct netram_tier *nt, const struct netram_gr
 	       netram_run_alone_on(g, r->run, r->spare);
 }
 
+/* The slot is free again; @gave_up: the group is left to the whole-group move. */
+static void netram_repair_free(struct netram_repairs *rp, struct netram_repair *r, bool gave_up)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rp->lock, flags);
+	if (gave_up) {
+		rp->failed[rp->next_failed] = r->serial;
+		rp->next_failed = (rp->next_failed + 1) % NETRAM_REPAIRS_FAILED;
+	}
+	r->busy = false;
+	rp->in_flight--;
+	spin_unlock_irqrestore(&rp->lock, flags);
+	wake_up_all(&rp->ended);
+}
+
 /*
  * The repair is over: its run is on the spare now, or (@status, or the
  * group changed) the spare frees the keys it may have stored, and the
@@ -200,15 +216,7 @@ static void netram_repair_end(struct netram_repair *r, blk_status_t status)
 		spin_unlock_irqrestore(&nt->recovery.lock, flags);
 	}
 
-	spin_lock_irqsave(&rp->lock, flags);
-	if (!repaired) {
-		rp->failed[rp->next_failed] = r->serial;
-		rp->next_failed = (rp->next_failed + 1) % NETRAM_REPAIRS_FAILED;
-	}
-	r->busy = false;
-	rp->in_flight--;
-	spin_unlock_irqrestore(&rp->lock, flags);
-	wake_up_all(&rp->ended);
+	netram_repair_free(rp, r, !repaired);
 }
 
 static void netram_repair_put_done(struct netram_repair *r, blk_status_t status)
@@ -319,18 +327,6 @@ static struct netram_repair *netram_repair_slot(struct netram_repairs *rp,
 	}
 }
 
-/* A started repair that could not go: the slot is free again, the group left to the move. */
-static void netram_repair_cancel(struct netram_repairs *rp, struct netram_repair *r)
-{
-	spin_lock_irq(&rp->lock);
-	rp->failed[rp->next_failed] = r->serial;
-	rp->next_failed = (rp->next_failed + 1) % NETRAM_REPAIRS_FAILED;
-	r->busy = false;
-	rp->in_flight--;
-	spin_unlock_irq(&rp->lock);
-	wake_up_all(&rp->ended);
-}
-
 int netram_repair_wants(struct netram_tier *nt, const struct netram_group *g, u64 slot)
 {
 	struct netram_repairs *rp = netram_parity_of(nt)->repairs;
@@ -349,7 +345,7 @@ int netram_repair_wants(struct netram_tier *nt, const struct netram_group *g, u6
 		return -1;
 	r = netram_repair_slot(rp, g, &running);
 	if (r && !netram_repair_start(nt, g, run, r)) {
-		netram_repair_cancel(rp, r);
+		netram_repair_free(rp, r, true);
 		return -1;
 	}
 	if (!r && !running)

@@ -22,18 +22,8 @@ OVER=1024
 dm_create nsw "0 $((PAGES * 8)) nswap2l 4 netram=$SERVERS $KEY timeout=10 reliability=parity,group=3" ||
 	die "create failed"
 # concurrent writes, so that groups fill up (3 members and the parity: 4 servers)
-pids=
-for r in 0 1 2 3 4 5 6 7; do
-	blkpat write $DEV $((r * PAGES / 8)) $((PAGES / 8)) 5 >/dev/null &
-	pids="$pids $!"
-done
-for p in $pids; do wait $p || die "blkpat write"; done
-pids=
-for r in 0 1 2 3; do
-	blkpat write $DEV $((r * OVER / 4)) $((OVER / 4)) 6 >/dev/null &
-	pids="$pids $!"
-done
-for p in $pids; do wait $p || die "blkpat overwrite"; done
+blkpat_write_parallel $DEV $PAGES 5 8
+blkpat_write_parallel $DEV $OVER 6 4
 for i in 0 1 2 3 4; do assert_gt "$(netram_stat nsw $i held)" 0 "pages on server $i"; done
 
 put_sum() { # pages the surviving servers took
