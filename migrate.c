@@ -247,6 +247,7 @@ static void move_batch_send(struct nswap2l *nc, struct nswap2l_move_batch *batch
 		struct move_page *mp = &batch->pages[i];
 
 		mp->relabelled = job->relabel(job, mp->page, mp->old_entry, &mp->new_entry);
+		job->paced_extra -= mp->relabelled;
 	}
 	move_read(nc, batch);
 
@@ -454,7 +455,9 @@ static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job
 	struct nswap2l_move_batch *sent = mover->batch[mover->filling ^ 1];
 
 	if (job->rate_limited)
-		mover_throttle(mover, job, nswap2l_move_batch_size(batch));
+		mover_throttle(mover, job,
+			       max_t(int, nswap2l_move_batch_size(batch) + job->paced_extra, 0));
+	job->paced_extra = 0;
 	batch->job = job;
 	move_batch_send(mover->nc, batch, -1);
 	mover->filling ^= 1;
@@ -543,6 +546,7 @@ bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job)
 
 	job->moved = 0;
 	job->left = 0;
+	job->paced_extra = 0;
 	job->next_page = 0;
 	spin_lock_irqsave(&mover->lock, flags);
 	queued = !mover->stopped;

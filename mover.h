@@ -40,6 +40,11 @@ struct nswap2l_move_job {
 	 */
 	bool (*relabel)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *entry);
 	bool rate_limited;		/* follows the device's recovery_rate */
+	/*
+	 * Pages the job copied on its own meanwhile (from wants()), paced with
+	 * its next batch; the mover takes back its relabelled pages (no data).
+	 */
+	int paced_extra;
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
 	u64 next_page;			/* where the scan goes on */
 	struct list_head list;

@@ -282,8 +282,7 @@ u16 netram_run_held(const struct netram_group *g, unsigned int run)
 }
 
 /* No other run of the group with keys is on server @index: a loss there costs one. */
-bool netram_run_alone_on(const struct netram_group *g, unsigned int run,
-				unsigned int index)
+bool netram_run_alone_on(const struct netram_group *g, unsigned int run, unsigned int index)
 {
 	unsigned int other;
 

@@ -16,8 +16,9 @@
  * left where it is, unless it is one of the lost run's: those are taken by
  * the mover, flagged like pages it moves, and relabelled to the spare once
  * the repair is in (netram_parity_relabel()), so a write racing the repair
- * wins (it clears the flag) and no data moves.  They count against
- * recovery_rate as the mover's pages do.
+ * wins (it clears the flag) and no data moves.  The pages a repair stores
+ * count against recovery_rate as moved pages do (the job's paced_extra),
+ * the relabelled ones not.
  *
  * A repair ends without touching the group when anything changed that it
  * relied on: a read or PUT failed, another run or the spare was lost, the
@@ -348,6 +349,9 @@ int netram_repair_wants(struct netram_tier *nt, const struct netram_group *g, u6
 		netram_repair_free(rp, r, true);
 		return -1;
 	}
+	/* Its pages count against recovery_rate as the mover's do. */
+	if (r)
+		nt->recovery.job.paced_extra += hweight16(r->bits);
 	if (!r && !running)
 		return -1;	/* gave up on it before */
 	return own == run;
