@@ -7,7 +7,8 @@
 # about as many pages as were lost (the whole-group move wrote each damaged
 # group's pages again, 3 to 4 times as many).  Every page reads back its
 # pattern, no page is lost, nothing stays counted on the dead server.
-# Then another server killed while repairs run: no page reads wrong.
+# Then another server killed while repairs run: no page reads wrong; a
+# suspend and a remove while repairs run return.
 # kernels: 6.1 6.12
 # mem: 256M
 # servers: 5 reserve=32M
@@ -66,22 +67,33 @@ assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost after the second kill"
 blkpat verify $DEV 0 $OVER 6 || die "blkpat verify after the second kill"
 blkpat verify $DEV $OVER $((PAGES - OVER)) 5 || die "blkpat verify after the second kill"
 
+# repairs_under_way I J: server J restarted (five up again), every page
+#   written anew (blkpat seed 7), recovery held at 40 pages/s, server I
+#   killed; returns once some groups are repaired and recovery still runs
+repairs_under_way() {
+	server_ctl start $2 || die "restart server $2"
+	wait_until 60 nsw "server $2 up" servers_in_state nsw up $2
+	blkdiscard $DEV || die "blkdiscard"
+	blkpat_write_parallel $DEV $PAGES 7 8
+	dmsetup message nsw 0 recovery_rate 20 40 || die "recovery_rate 20 40"
+	server_ctl kill $1 || die "kill server $1"
+	wait_until 60 nsw "server $1 failed" servers_in_state nsw failed $1
+	lost=$(nsw_recovery nsw copies_lost)
+	_repairing() { [ "$(nsw_recovery nsw recovering)" = 1 ] && [ "$(nsw_recovery nsw copies_lost)" -lt "$lost" ]; }
+	wait_until 60 nsw "some groups repaired, recovery still running" _repairing
+}
 # a second server killed while repairs run (recovery_rate held low): the
 # groups it had a run of give up their repair; pages read back right or as
 # EIO (groups that lost two runs), never wrong, and status counts the EIO
-for i in 0 1; do server_ctl start $i || die "restart server $i"; done
-wait_until 60 nsw "servers 0 and 1 up" servers_in_state nsw up 0 1
-blkdiscard $DEV || die "blkdiscard"
-blkpat_write_parallel $DEV $PAGES 7 8
-dmsetup message nsw 0 recovery_rate 20 40 || die "recovery_rate 20 40"
-server_ctl kill 2 || die "kill server 2"
-wait_until 60 nsw "server 2 failed" servers_in_state nsw failed 2
-lost=$(nsw_recovery nsw copies_lost)
-repairing() { [ "$(nsw_recovery nsw recovering)" = 1 ] && [ "$(nsw_recovery nsw copies_lost)" -lt "$lost" ]; }
-wait_until 60 nsw "some groups repaired, recovery still running" repairing
+server_ctl start 0 || die "restart server 0"
+wait_until 60 nsw "server 0 up" servers_in_state nsw up 0
+repairs_under_way 2 1
 server_ctl kill 3 || die "kill server 3"
 log "server 3 killed with $(nsw_recovery nsw copies_lost) of $lost copies lost with server 2 left"
 wait_until 60 nsw "server 3 failed" servers_in_state nsw failed 3
+# a suspend while repairs run waits for none that cannot end
+dmsetup suspend nsw || die "suspend during repairs"
+dmsetup resume nsw || die "resume during repairs"
 dmsetup message nsw 0 recovery_rate 500 1048576 || die "recovery_rate back"
 stopped() { [ "$(nsw_recovery nsw recovering)" = 0 ]; }
 wait_until 300 nsw "recovery done after the kill during repairs" stopped
@@ -92,5 +104,10 @@ assert_eq "$3" 0 "pages with wrong contents"
 assert_eq "$(($1 + $2))" $PAGES "pages scanned"
 assert_gt "$1" 0 "pages that survived"
 assert_eq "$(nsw_recovery nsw pages_lost)" "$2" "pages lost in status"
-dm_remove nsw || die "remove"
+
+# the device removed while repairs run: the remove returns
+server_ctl start 2 || die "restart server 2"
+wait_until 60 nsw "server 2 up" servers_in_state nsw up 2
+repairs_under_way 4 3
+dm_remove nsw || die "remove during repairs"
 log "ok"
