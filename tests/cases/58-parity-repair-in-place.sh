@@ -73,7 +73,8 @@ blkpat verify $DEV $OVER $((PAGES - OVER)) 5 || die "blkpat verify after the sec
 repairs_under_way() {
 	server_ctl start $2 || die "restart server $2"
 	wait_until 60 nsw "server $2 up" servers_in_state nsw up $2
-	blkdiscard $DEV || die "blkdiscard"
+	# -f: pages lost with two servers read EIO, and blkdiscard probes the device
+	blkdiscard -f $DEV || die "blkdiscard"
 	blkpat_write_parallel $DEV $PAGES 7 8
 	dmsetup message nsw 0 recovery_rate 20 40 || die "recovery_rate 20 40"
 	server_ctl kill $1 || die "kill server $1"
