@@ -73,6 +73,7 @@ struct move_page {
 	struct bio bio;
 	struct bio_vec bvec;
 	bool bio_in_use;
+	bool relabelled;		/* job->relabel(): neither read nor written */
 	blk_status_t status;
 };
 
@@ -145,7 +146,7 @@ static void move_io_submit(struct nswap2l *nc, struct nswap2l_move_batch *batch,
 
 		if (op == REQ_OP_READ && !still_flagged(nc, mp))
 			mp->status = BLK_STS_AGAIN;
-		if (mp->status)
+		if (mp->status || mp->relabelled)
 			continue;	/* raced, no new home for it, or its read failed */
 		tier = nc->tiers[nswap2l_entry_tier(entry)];
 		bio_init(&mp->bio, NULL, &mp->bvec, 1, op);
@@ -225,6 +226,7 @@ bool nswap2l_move_batch_add(struct nswap2l *nc, struct nswap2l_move_batch *batch
 	mp->new_entry = 0;
 	mp->write_entry = 0;
 	mp->status = BLK_STS_OK;
+	mp->relabelled = false;
 	return true;
 }
 
@@ -236,16 +238,23 @@ unsigned int nswap2l_move_batch_size(struct nswap2l_move_batch *batch)
 /* Read the flagged pages, and send them to new homes: move_batch_finish() waits. */
 static void move_batch_send(struct nswap2l *nc, struct nswap2l_move_batch *batch, int to_tier)
 {
+	struct nswap2l_move_job *job = batch->job;
 	unsigned int i;
 
 	/* Bios that saw the page before it was flagged may still write the old home. */
 	nswap2l_inflight_wait(&nc->map.inflight);
+	for (i = 0; job && job->relabel && i < batch->nr_pages; i++) {
+		struct move_page *mp = &batch->pages[i];
+
+		mp->relabelled = job->relabel(job, mp->page, mp->old_entry, &mp->new_entry);
+		job->paced_extra -= mp->relabelled;
+	}
 	move_read(nc, batch);
 
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
 
-		if (!mp->status && move_new_home(nc, batch, mp, to_tier) < 0)
+		if (!mp->status && !mp->relabelled && move_new_home(nc, batch, mp, to_tier) < 0)
 			mp->status = BLK_STS_NOSPC;
 	}
 	move_io_submit(nc, batch, REQ_OP_WRITE);
@@ -284,6 +293,8 @@ static void move_batch_finish(struct nswap2l *nc, struct nswap2l_move_batch *bat
 
 		if (mp->status)
 			continue;
+		if (mp->relabelled)
+			continue;	/* its old home is its new one's data */
 		if (mp->write_entry != mp->new_entry)
 			batch->job->release_old(batch->job, mp->old_entry, mp->new_entry);
 		else
@@ -444,7 +455,9 @@ static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job
 	struct nswap2l_move_batch *sent = mover->batch[mover->filling ^ 1];
 
 	if (job->rate_limited)
-		mover_throttle(mover, job, nswap2l_move_batch_size(batch));
+		mover_throttle(mover, job,
+			       max_t(int, nswap2l_move_batch_size(batch) + job->paced_extra, 0));
+	job->paced_extra = 0;
 	batch->job = job;
 	move_batch_send(mover->nc, batch, -1);
 	mover->filling ^= 1;
@@ -533,6 +546,7 @@ bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job)
 
 	job->moved = 0;
 	job->left = 0;
+	job->paced_extra = 0;
 	job->next_page = 0;
 	spin_lock_irqsave(&mover->lock, flags);
 	queued = !mover->stopped;

@@ -32,7 +32,19 @@ struct nswap2l_move_job {
 	bool (*new_home)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *install,
 			 u64 *write);
 	void (*release_old)(struct nswap2l_move_job *job, u64 old_entry, u64 install);
+	/*
+	 * Optional, for a page wants() took, before its read (may sleep): true
+	 * if its data is in place elsewhere already (parity recovery rebuilt
+	 * it there), *@entry the entry naming that place; the page is only
+	 * relabelled, as flagged moves are, and its old home is not freed.
+	 */
+	bool (*relabel)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *entry);
 	bool rate_limited;		/* follows the device's recovery_rate */
+	/*
+	 * Pages the job copied on its own meanwhile (from wants()), paced with
+	 * its next batch; the mover takes back its relabelled pages (no data).
+	 */
+	int paced_extra;
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
 	u64 next_page;			/* where the scan goes on */
 	struct list_head list;

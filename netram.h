@@ -527,6 +527,8 @@ static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, 
 bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entry,
 			    u64 *install, u64 *write);
 void netram_mirror_release_old(struct nswap2l_move_job *job, u64 old_entry, u64 install);
+/* netram_parity_repair.c: pages of a run repaired in place name its new server */
+bool netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *entry);
 
 /* netram_servers.c */
 extern const struct netram_xport_events netram_server_events;
@@ -632,6 +634,9 @@ bool netram_next_moved_reply(struct netram_server *srv, struct netram_tx *tx);
 /* @nr keys from @key are on @to now, no longer on @from: counted held there. */
 void netram_move_held(struct netram_server *from, struct netram_server *to, u64 key,
 		      unsigned int nr);
+/* The same counts, for keys that came to @to other than by MOVED (a parity repair). */
+void netram_transfer_held(struct netram_server *from, struct netram_server *to, u64 key,
+			  unsigned int nr);
 
 /* netram_protect.c */
 int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const char *aead);

@@ -274,7 +274,7 @@ struct netram_group *netram_leave_group(struct netram_tier *nt, u64 slot, bool w
  *--------------------------------------------------------------*/
 
 /* Keys of run @run of the group that its server holds. */
-static u16 netram_run_held(const struct netram_group *g, unsigned int run)
+u16 netram_run_held(const struct netram_group *g, unsigned int run)
 {
 	if (run == NETRAM_PARITY_INDEX)
 		return netram_run_bits(0, g->parity_pages);
@@ -282,8 +282,7 @@ static u16 netram_run_held(const struct netram_group *g, unsigned int run)
 }
 
 /* No other run of the group with keys is on server @index: a loss there costs one. */
-static bool netram_run_alone_on(const struct netram_group *g, unsigned int run,
-				unsigned int index)
+bool netram_run_alone_on(const struct netram_group *g, unsigned int run, unsigned int index)
 {
 	unsigned int other;
 
@@ -293,6 +292,25 @@ static bool netram_run_alone_on(const struct netram_group *g, unsigned int run,
 		    netram_group_server(g, other) == index)
 			return false;
 	return true;
+}
+
+/*
+ * Run @run of the group is on @to now, its held keys counted there; @moved:
+ * by its server (MOVED), counted as such.  p->lock held.
+ */
+void netram_rehome_run(struct netram_tier *nt, struct netram_group *g, unsigned int run,
+		       struct netram_server *to, bool moved)
+{
+	struct netram_server *from = nt->servers[netram_group_server(g, run)];
+	unsigned int nr = hweight16(netram_run_held(g, run));
+	u64 key = netram_group_key(g, run, 0);
+
+	lockdep_assert_held(&netram_parity_of(nt)->lock);
+	if (moved)
+		netram_move_held(from, to, key, nr);
+	else
+		netram_transfer_held(from, to, key, nr);
+	netram_group_set_server(g, run, to->index);
 }
 
 /*
@@ -315,8 +333,7 @@ static bool netram_move_run(struct netram_tier *nt, struct netram_group *g, unsi
 	    netram_group_server(g, run) != from->index || !netram_run_alone_on(g, run, to->index) ||
 	    netram_copy_lost(from, key) || netram_copy_lost(to, key))
 		return false;
-	netram_group_set_server(g, run, to->index);
-	netram_move_held(from, to, key, hweight16(held));
+	netram_rehome_run(nt, g, run, to, true);
 	return true;
 }
 

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * reliability=parity's group table, shared by its two files only:
+ * reliability=parity's group table, shared by its files only:
  *
  *   netram_group.c   the table: which group a key is in, pages joining and
  *                    leaving groups, the cleaner, the servers' key counts
  *   netram_parity.c  the I/O: writing members and parity, rebuilds, recovery
+ *   netram_parity_repair.c  recovery repairing a group's lost run in place
  *
  * The table calls no I/O function: what a change asks of the I/O (a group
  * closed, a member's page gone before it was sent) it returns to its caller.
- * Both take p->lock alone (netram.h), the servers' locks inside it.
+ * They take p->lock alone (netram.h), the servers' locks inside it; the
+ * repairs' lock is a leaf.
  */
 #ifndef NSWAP2L_NETRAM_GROUP_H
 #define NSWAP2L_NETRAM_GROUP_H
@@ -94,6 +96,7 @@ struct netram_parity {
 	u64 stale;
 	bool cleaning;
 	struct nswap2l_move_job clean_job;
+	struct netram_repairs *repairs;	/* netram_parity_repair.c */
 };
 
 static inline struct netram_parity *netram_parity_of(struct netram_tier *nt)
@@ -151,11 +154,35 @@ int netram_join_group(struct netram_tier *nt, const struct nswap2l_server_room *
 		      unsigned long candidates, unsigned int nr, u64 *slot,
 		      struct netram_group **closed);
 struct netram_group *netram_leave_group(struct netram_tier *nt, u64 slot, bool written);
+u16 netram_run_held(const struct netram_group *g, unsigned int run);
+bool netram_run_alone_on(const struct netram_group *g, unsigned int run, unsigned int index);
+void netram_rehome_run(struct netram_tier *nt, struct netram_group *g, unsigned int run,
+		       struct netram_server *to, bool moved);
 bool netram_want_cleaning(struct netram_tier *nt);
 /* The scheme's move_keys (netram_scheme.h): whole runs, protected groups only. */
 void netram_group_move_keys(struct netram_tier *nt, struct netram_server *from,
 			    struct netram_server *to, const u64 *keys, unsigned int nr_keys,
 			    bool can_move, const unsigned long *blocked, unsigned long *taken);
 void netram_start_cleaning(struct netram_tier *nt);
+
+/* The I/O (netram_parity.c) */
+/* Read the run at @slot (the bio's pages) from the rest of its group; false if it cannot be. */
+bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot);
+
+/* Repairs in place (netram_parity_repair.c) */
+int netram_repairs_create(struct netram_parity *p);
+void netram_repairs_destroy(struct netram_parity *p);
+/* Every repair started has ended. */
+void netram_repairs_wait(struct netram_tier *nt);
+/* The scheme's pass_done: the repairs ended, and the pages they stored since the last call. */
+u64 netram_repairs_pass_done(struct netram_tier *nt);
+/*
+ * Recovery's look at a page of protected group @g (a snapshot) that lost
+ * no page: 1 to relabel it (its run is repaired, or being repaired, on a
+ * spare server), 0 to leave it (the repair takes its group), -1 for the
+ * whole-group move.  Mover's thread.
+ */
+int netram_repair_wants(struct netram_tier *nt, const struct netram_group *g, u64 slot);
+void netram_repairs_report(struct netram_tier *nt);
 
 #endif

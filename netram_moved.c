@@ -103,8 +103,8 @@ void netram_moved_set_id(struct netram_server *srv, const u8 *server_id)
 	spin_unlock_irq(&srv->lock);
 }
 
-void netram_move_held(struct netram_server *from, struct netram_server *to, u64 key,
-		      unsigned int nr)
+void netram_transfer_held(struct netram_server *from, struct netram_server *to, u64 key,
+			  unsigned int nr)
 {
 	unsigned long flags;
 
@@ -119,6 +119,12 @@ void netram_move_held(struct netram_server *from, struct netram_server *to, u64 
 	if (netram_copy_lost(to, key))
 		WRITE_ONCE(to->lost_held, to->lost_held + nr);
 	spin_unlock_irqrestore(&to->lock, flags);
+}
+
+void netram_move_held(struct netram_server *from, struct netram_server *to, u64 key,
+		      unsigned int nr)
+{
+	netram_transfer_held(from, to, key, nr);
 	atomic64_add(nr, &from->moved_out);
 	atomic64_add(nr, &to->moved_in);
 }

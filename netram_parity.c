@@ -636,8 +636,7 @@ static void netram_rebuild_endio(struct bio *bio)
 		netram_rebuild_done(rb);
 }
 
-/* Read the run at @slot from the rest of its group; false if it cannot be rebuilt. */
-static bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot)
+bool netram_parity_rebuild(struct netram_tier *nt, struct bio *bio, u64 slot)
 {
 	struct netram_parity *p = netram_parity_of(nt);
 	u64 key = netram_slot_key(slot);
@@ -704,9 +703,11 @@ static bool netram_page_lost(struct netram_tier *nt, const struct netram_group *
 }
 
 /*
- * Recovery moves every page of a group that lost a page or its parity
- * (rebuilt if it is the lost one) into a new group; it counts the pages
- * that cannot be rebuilt once, by the pass's and the last pass's losses.
+ * Recovery repairs a group that lost one run in place, on a spare server
+ * (netram_parity_repair.c); without one, it moves every page of a group
+ * that lost a page or its parity (rebuilt if it is the lost one) into a
+ * new group.  It counts the pages that cannot be rebuilt once, by the
+ * pass's and the last pass's losses.
  */
 static bool netram_parity_lost_wants(struct netram_tier *nt, u64 slot,
 				     struct netram_recovery *rec)
@@ -715,6 +716,7 @@ static bool netram_parity_lost_wants(struct netram_tier *nt, u64 slot,
 	bool damaged = false;
 	struct netram_group g;
 	unsigned int run;
+	int repair;
 
 	/*
 	 * A group being written is looked at when it is (netram_group_written()).
@@ -729,6 +731,9 @@ static bool netram_parity_lost_wants(struct netram_tier *nt, u64 slot,
 		rec->pass_lost++;
 	if (netram_page_lost(nt, &g, key, NULL))
 		return false;
+	repair = netram_repair_wants(nt, &g, slot);
+	if (repair >= 0)
+		return repair;
 	for (run = 0; run < g.nr_members; run++)
 		damaged |= g.pages[run] && netram_run_lost(nt, &g, run, NULL);
 	return damaged || (g.parity_pages && netram_run_lost(nt, &g, NETRAM_PARITY_INDEX, NULL));
@@ -770,6 +775,7 @@ static void netram_parity_recovered(struct netram_tier *nt)
 {
 	DMINFO("%s: %llu pages rebuilt from their parity groups so far",
 	       netram_dev_name(nt), atomic64_read(&netram_parity_of(nt)->rebuilt));
+	netram_repairs_report(nt);
 }
 
 /*----------------------------------------------------------------
@@ -796,7 +802,7 @@ static int netram_parity_create(struct netram_tier *nt, struct dm_target *ti,
 	p->parity_pages = mempool_create_page_pool(NETRAM_PARITY_RUN, 0);
 	p->rebuild_pages = mempool_create_page_pool(NETRAM_REBUILD_PAGES, 0);
 	p->rebuilds = mempool_create_kmalloc_pool(1, sizeof(struct netram_rebuild));
-	if (!p->parity_pages || !p->rebuild_pages || !p->rebuilds)
+	if (!p->parity_pages || !p->rebuild_pages || !p->rebuilds || netram_repairs_create(p))
 		goto nomem;
 	return 0;
 nomem:
@@ -808,8 +814,11 @@ static void netram_parity_stop(struct netram_tier *nt)
 {
 	struct netram_parity *p = netram_parity_of(nt);
 
-	if (p)
-		cancel_work_sync(&p->parity_work);
+	if (!p)
+		return;
+	cancel_work_sync(&p->parity_work);
+	/* The mover is paused (suspended): no repair starts, those under way end. */
+	netram_repairs_wait(nt);
 }
 
 static void netram_parity_destroy(struct netram_tier *nt)
@@ -818,6 +827,7 @@ static void netram_parity_destroy(struct netram_tier *nt)
 
 	if (!p)
 		return;
+	netram_repairs_destroy(p);
 	mempool_destroy(p->rebuilds);
 	mempool_destroy(p->rebuild_pages);
 	mempool_destroy(p->parity_pages);
@@ -860,5 +870,6 @@ const struct netram_scheme netram_parity_scheme = {
 	.lost_wants = netram_parity_lost_wants,
 	.on_server = netram_parity_group_on,
 	.recovered = netram_parity_recovered,
+	.pass_done = netram_repairs_pass_done,
 	.move_keys = netram_group_move_keys,
 };

@@ -49,6 +49,8 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 	struct netram_recovery *rec = &nt->recovery;
 	bool again;
 
+	/* Pages repaired in place count as moved: copied again, and progress. */
+	job->moved += netram_scheme_pass_done(nt);
 	spin_lock_irq(&rec->lock);
 	rec->moved += job->moved;
 	rec->pages_lost += rec->pass_lost;
@@ -109,6 +111,8 @@ void netram_queue_recovery(struct netram_tier *nt)
 		rec->job.new_home = netram_mirror_new_home;
 		rec->job.release_old = netram_mirror_release_old;
 	}
+	if (nt->scheme == &netram_parity_scheme)
+		rec->job.relabel = netram_parity_relabel;
 	rec->job.rate_limited = true;
 	if (!nswap2l_queue_move(nt->tier.nc, &rec->job)) {
 		spin_lock_irqsave(&rec->lock, flags);

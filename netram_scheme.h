@@ -47,6 +47,11 @@ struct netram_scheme {
 			  const u64 *keys, unsigned int nr_keys);
 	void (*recovered)(struct netram_tier *nt);	/* optional: dmesg after recovery */
 	/*
+	 * Optional: a recovery pass is over; what it started ends, and the
+	 * pages it copied again other than by moving are returned (mover's thread).
+	 */
+	u64 (*pass_done)(struct netram_tier *nt);
+	/*
 	 * MOVED (netram_moved.c), on the mover's thread once the flagged pages
 	 * are settled, before they follow: keys that move only together
 	 * (parity's runs, each on one server of its group).  Of @keys
@@ -128,6 +133,11 @@ static inline bool netram_scheme_on_server(struct netram_tier *nt, u64 slot,
 					   const u64 *keys, unsigned int nr_keys)
 {
 	return nt->scheme->on_server(nt, slot, srv, keys, nr_keys);
+}
+
+static inline u64 netram_scheme_pass_done(struct netram_tier *nt)
+{
+	return nt->scheme->pass_done ? nt->scheme->pass_done(nt) : 0;
 }
 
 static inline void netram_scheme_recovered(struct netram_tier *nt)

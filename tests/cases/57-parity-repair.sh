@@ -30,12 +30,7 @@ READS=512
 dm_create nsw "0 $((PAGES * 8)) nswap2l 4 netram=$S0,$S1,$S2,$S3 $KEY timeout=30 reliability=parity,group=3" ||
 	die "create failed"
 # concurrent writes, so that groups fill up (3 members: all four servers)
-pids=
-for r in 0 1 2 3 4 5 6 7; do
-	blkpat write $DEV $((r * PAGES / 8)) $((PAGES / 8)) 5 >/dev/null &
-	pids="$pids $!"
-done
-for p in $pids; do wait $p || die "blkpat write"; done
+blkpat_write_parallel $DEV $PAGES 5 8
 for i in 0 1 2 3; do assert_gt "$(netram_stat nsw $i held)" 0 "pages on server $i"; done
 
 # 1. rebuild reads in parallel

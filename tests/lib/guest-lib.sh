@@ -248,6 +248,16 @@ fio_verify_again() {
 		--direct=1 --bs=4k --size=$(($2 * 4))k --rw=randwrite --randseed="$3" --verify=crc32c \
 		--verify_fatal=1 --verify_only
 }
+# blkpat_write_parallel dev count seed writers: blkpat writes pages 0 to
+#   count - 1 in that many parts at once (concurrent writes: parity groups fill up)
+blkpat_write_parallel() {
+	_bw_pids=
+	for _bw_r in $(seq 0 $(($4 - 1))); do
+		blkpat write "$1" $((_bw_r * $2 / $4)) $(($2 / $4)) "$3" >/dev/null &
+		_bw_pids="$_bw_pids $!"
+	done
+	for _bw_p in $_bw_pids; do wait $_bw_p || die "blkpat write"; done
+}
 # blkpat_scan_counts dev first count seed: "ok eio bad" of a blkpat scan
 blkpat_scan_counts() {
 	blkpat scan "$@" | sed -n 's/^blkpat: scan ok=\([0-9]*\) eio=\([0-9]*\) bad=\([0-9]*\)$/\1 \2 \3/p'
