@@ -212,6 +212,12 @@ struct netram_msg {
 	DECLARE_BITMAP(borrowed, NSWAP2L_PROTO_MAX_PAGES);
 };
 
+/* A Network RAM bio is whole protocol pages (the target's I/O limits). */
+static inline unsigned int netram_bio_pages(struct bio *bio)
+{
+	return bio->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE;
+}
+
 static inline struct nswap2l_seal *netram_msg_seals(struct netram_msg *msg)
 {
 	BUILD_BUG_ON(NSWAP2L_PROTO_MAX_PAGES * (sizeof(__le64) + NSWAP2L_PROTO_SEAL_SIZE) >

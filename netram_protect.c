@@ -70,13 +70,6 @@ static unsigned int netram_fault_seal_ms;
 module_param_named(fault_seal_ms, netram_fault_seal_ms, uint, 0644);
 MODULE_PARM_DESC(fault_seal_ms, "Testing only: milliseconds added to sealing a PUT that takes a server's last free tag (protect=)");
 
-struct netram_protect {
-	struct crypto_aead *aead;
-	atomic64_t last_nonce;
-	atomic64_t refused;		/* pages given back that failed their check */
-	char name[NSWAP2L_PROTECT_NAME_SIZE];
-};
-
 /* One direction's request, and what its scatterlists point at (never the stack). */
 struct netram_crypt {
 	struct aead_request *req;
@@ -87,6 +80,89 @@ struct netram_crypt {
 	struct scatterlist src[1 + NETRAM_PAGE_SEGMENTS + 1];
 	struct scatterlist dst[3];
 };
+
+struct netram_protect {
+	struct crypto_aead *aead;
+	/*
+	 * netram_seal_once()'s requests, one per CPU as it runs in the writer's
+	 * context; pointers, as scatterlists must not point into percpu memory
+	 */
+	struct netram_crypt * __percpu *once;
+	atomic64_t last_nonce;
+	atomic64_t refused;		/* pages given back that failed their check */
+	char name[NSWAP2L_PROTECT_NAME_SIZE];
+};
+
+/* mempool_alloc_pages() but for the fault injection above. */
+static void *netram_bounce_page_alloc(gfp_t gfp, void *data)
+{
+	return READ_ONCE(netram_fault_bounce_reserve_only) ? NULL : alloc_page(gfp);
+}
+
+static struct netram_crypt *netram_crypt_new(struct crypto_aead *aead, gfp_t gfp)
+{
+	struct netram_crypt *c = kzalloc(sizeof(*c), gfp);
+
+	if (!c)
+		return NULL;
+	c->req = aead_request_alloc(aead, gfp);
+	if (!c->req) {
+		kfree(c);
+		return NULL;
+	}
+	aead_request_set_callback(c->req, 0, NULL, NULL);
+	aead_request_set_ad(c->req, sizeof(c->aad));
+	return c;
+}
+
+int netram_crypt_alloc(struct netram_server *srv)
+{
+	struct netram_protect *p = srv->nt->protect;
+
+	if (!p)
+		return 0;
+	srv->tx_crypt = netram_crypt_new(p->aead, GFP_KERNEL);
+	srv->rx_crypt = netram_crypt_new(p->aead, GFP_KERNEL);
+	if (!srv->tx_crypt || !srv->rx_crypt)
+		return -ENOMEM;
+	return mempool_init(&srv->bounce_pool, NETRAM_BOUNCE_RESERVE, netram_bounce_page_alloc,
+			    mempool_free_pages, NULL);
+}
+
+static void netram_crypt_put(struct netram_crypt *c)
+{
+	if (!c)
+		return;
+	aead_request_free(c->req);
+	kfree_sensitive(c);
+}
+
+/* Copes with a half-built set (alloc_percpu() zeroes). */
+static void netram_crypt_percpu_exit(struct netram_protect *p)
+{
+	int cpu;
+
+	if (!p->once)
+		return;
+	for_each_possible_cpu(cpu)
+		netram_crypt_put(*per_cpu_ptr(p->once, cpu));
+	free_percpu(p->once);
+}
+
+static int netram_crypt_percpu_init(struct netram_protect *p)
+{
+	int cpu;
+
+	p->once = alloc_percpu(struct netram_crypt *);
+	if (!p->once)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		*per_cpu_ptr(p->once, cpu) = netram_crypt_new(p->aead, GFP_KERNEL);
+		if (!*per_cpu_ptr(p->once, cpu))
+			return -ENOMEM;
+	}
+	return 0;
+}
 
 int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const char *aead)
 {
@@ -131,6 +207,11 @@ int netram_protect_create(struct netram_tier *nt, struct dm_target *ti, const ch
 				  NETRAM_PROTECT_KEY_SIZE * 8);
 		return r;
 	}
+	r = netram_crypt_percpu_init(p);
+	if (r) {
+		ti->error = "Cannot allocate page protection";
+		return r;
+	}
 	/* An overwrite in place would let a server give back the older version. */
 	nt->tier.write_once = true;
 	return 0;
@@ -142,53 +223,10 @@ void netram_protect_destroy(struct netram_tier *nt)
 
 	if (!p)
 		return;
+	netram_crypt_percpu_exit(p);
 	if (p->aead)
 		crypto_free_aead(p->aead);
 	kfree(p);
-}
-
-/* mempool_alloc_pages() but for the fault injection above. */
-static void *netram_bounce_page_alloc(gfp_t gfp, void *data)
-{
-	return READ_ONCE(netram_fault_bounce_reserve_only) ? NULL : alloc_page(gfp);
-}
-
-static struct netram_crypt *netram_crypt_new(struct crypto_aead *aead, gfp_t gfp)
-{
-	struct netram_crypt *c = kzalloc(sizeof(*c), gfp);
-
-	if (!c)
-		return NULL;
-	c->req = aead_request_alloc(aead, gfp);
-	if (!c->req) {
-		kfree(c);
-		return NULL;
-	}
-	aead_request_set_callback(c->req, 0, NULL, NULL);
-	aead_request_set_ad(c->req, sizeof(c->aad));
-	return c;
-}
-
-int netram_crypt_alloc(struct netram_server *srv)
-{
-	struct netram_protect *p = srv->nt->protect;
-
-	if (!p)
-		return 0;
-	srv->tx_crypt = netram_crypt_new(p->aead, GFP_KERNEL);
-	srv->rx_crypt = netram_crypt_new(p->aead, GFP_KERNEL);
-	if (!srv->tx_crypt || !srv->rx_crypt)
-		return -ENOMEM;
-	return mempool_init(&srv->bounce_pool, NETRAM_BOUNCE_RESERVE, netram_bounce_page_alloc,
-			    mempool_free_pages, NULL);
-}
-
-static void netram_crypt_put(struct netram_crypt *c)
-{
-	if (!c)
-		return;
-	aead_request_free(c->req);
-	kfree_sensitive(c);
 }
 
 /* After every message's bounce pages went back (netram_release_sealed()). */
@@ -281,7 +319,7 @@ static const struct netram_sealed_pages *netram_bio_sealed(struct bio *bio)
 {
 	const struct netram_sealed_pages *sp = netram_mirror_sealed(bio);
 
-	return sp && sp->nr == bio->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE ? sp : NULL;
+	return sp && sp->nr == netram_bio_pages(bio) ? sp : NULL;
 }
 
 /*
@@ -305,7 +343,7 @@ static bool netram_alloc_bounce(struct netram_server *srv, struct netram_msg *ms
 	for (i = 0; i < msg->nr_bios; i++) {
 		const struct netram_sealed_pages *sp = netram_bio_sealed(msg->bios[i]);
 
-		nr = msg->bios[i]->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE;
+		nr = netram_bio_pages(msg->bios[i]);
 		for (j = 0; j < nr; j++) {
 			struct page *page;
 
@@ -329,7 +367,7 @@ static bool netram_alloc_bounce(struct netram_server *srv, struct netram_msg *ms
 struct netram_sealed_pages *netram_seal_once(struct netram_tier *nt, struct bio *bio, u64 key)
 {
 	const gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
-	unsigned int nr = bio->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE;
+	unsigned int nr = netram_bio_pages(bio);
 	struct bvec_iter it = bio->bi_iter;
 	struct netram_sealed_pages *sp;
 	struct netram_crypt *c;
@@ -338,9 +376,8 @@ struct netram_sealed_pages *netram_seal_once(struct netram_tier *nt, struct bio 
 	if (!sp)
 		return NULL;
 	sp->seals = (struct nswap2l_seal *)&sp->pages[nr];
-	c = netram_crypt_new(nt->protect->aead, gfp);
-	if (!c)
-		goto fail;
+	/* synchronous AEADs only: nothing below sleeps */
+	c = *get_cpu_ptr(nt->protect->once);
 	for (; sp->nr < nr; sp->nr++) {
 		sp->pages[sp->nr] = netram_bounce_page_alloc(gfp, NULL);
 		if (!sp->pages[sp->nr] ||
@@ -348,11 +385,11 @@ struct netram_sealed_pages *netram_seal_once(struct netram_tier *nt, struct bio 
 					sp->pages[sp->nr], &sp->seals[sp->nr]))
 			goto fail;
 	}
-	netram_crypt_put(c);
+	put_cpu_ptr(nt->protect->once);
 	return sp;
 
 fail:
-	netram_crypt_put(c);
+	put_cpu_ptr(nt->protect->once);
 	/* the page that failed, if allocated, with the others */
 	if (sp->nr < nr && sp->pages[sp->nr])
 		sp->nr++;

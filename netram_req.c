@@ -126,11 +126,6 @@ bool netram_release_key(struct netram_server *srv, u64 key, bool written)
  * Sending
  *--------------------------------------------------------------*/
 
-static unsigned int netram_bio_pages(struct bio *bio)
-{
-	return bio->bi_iter.bi_size / NSWAP2L_PROTO_PAGE_SIZE;
-}
-
 /*
  * A bio with more pages than the server takes in one message: mapped before
  * a reconnect brought a smaller limit.  Failed (a write goes elsewhere).
