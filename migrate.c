@@ -74,6 +74,7 @@ struct move_page {
 	struct bio_vec bvec;
 	bool bio_in_use;
 	bool relabelled;		/* job->relabel(): neither read nor written */
+	bool relabel_later;		/* asked again in move_batch_finish() */
 	blk_status_t status;
 };
 
@@ -227,6 +228,7 @@ bool nswap2l_move_batch_add(struct nswap2l *nc, struct nswap2l_move_batch *batch
 	mp->write_entry = 0;
 	mp->status = BLK_STS_OK;
 	mp->relabelled = false;
+	mp->relabel_later = false;
 	return true;
 }
 
@@ -246,7 +248,11 @@ static void move_batch_send(struct nswap2l *nc, struct nswap2l_move_batch *batch
 	for (i = 0; job && job->relabel && i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
 
-		mp->relabelled = job->relabel(job, mp->page, mp->old_entry, &mp->new_entry);
+		enum nswap2l_relabel how = job->relabel(job, mp->page, mp->old_entry,
+							&mp->new_entry, false);
+
+		mp->relabelled = how != NSWAP2L_MOVE_IT;
+		mp->relabel_later = how == NSWAP2L_RELABEL_LATER;
 		job->paced_extra -= mp->relabelled;
 	}
 	move_read(nc, batch);
@@ -268,6 +274,14 @@ static void move_batch_finish(struct nswap2l *nc, struct nswap2l_move_batch *bat
 
 	memset(result, 0, sizeof(*result));
 	move_io_wait(batch);
+	for (i = 0; i < batch->nr_pages; i++) {
+		struct move_page *mp = &batch->pages[i];
+
+		if (mp->relabel_later && !mp->status &&
+		    batch->job->relabel(batch->job, mp->page, mp->old_entry, &mp->new_entry,
+					true) != NSWAP2L_RELABEL_IT)
+			mp->status = BLK_STS_AGAIN;
+	}
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
 

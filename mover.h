@@ -12,6 +12,12 @@
  *--------------------------------------------------------------*/
 #define NSWAP2L_MOVE_BATCH	32
 
+enum nswap2l_relabel {
+	NSWAP2L_MOVE_IT,
+	NSWAP2L_RELABEL_IT,
+	NSWAP2L_RELABEL_LATER,
+};
+
 struct nswap2l_move_job {
 	struct nswap2l_tier *tier;
 	bool (*wants)(struct nswap2l_move_job *job, u64 slot);
@@ -33,12 +39,17 @@ struct nswap2l_move_job {
 			 u64 *write);
 	void (*release_old)(struct nswap2l_move_job *job, u64 old_entry, u64 install);
 	/*
-	 * Optional, for a page wants() took, before its read (may sleep): true
-	 * if its data is in place elsewhere already (parity recovery rebuilt
-	 * it there), *@entry the entry naming that place; the page is only
-	 * relabelled, as flagged moves are, and its old home is not freed.
+	 * Optional, for a page wants() took, before its read: RELABEL_IT if its
+	 * data is in place elsewhere already (parity recovery rebuilt it there),
+	 * *@entry the entry naming that place; the page is only relabelled, as
+	 * flagged moves are, and its old home is not freed.  RELABEL_LATER (only
+	 * without @wait) if that is not known yet: the page is neither read nor
+	 * written, and asked again, with @wait (may sleep), once the batch sent
+	 * after it is out, so that batches overlap; it then stays where it is
+	 * unless relabelled (the next pass moves it).
 	 */
-	bool (*relabel)(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *entry);
+	enum nswap2l_relabel (*relabel)(struct nswap2l_move_job *job, u64 page, u64 old_entry,
+					u64 *entry, bool wait);
 	bool rate_limited;		/* follows the device's recovery_rate */
 	/*
 	 * Pages the job copied on its own meanwhile (from wants()), paced with

@@ -534,7 +534,8 @@ bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entr
 			    u64 *install, u64 *write);
 void netram_mirror_release_old(struct nswap2l_move_job *job, u64 old_entry, u64 install);
 /* netram_parity_repair.c: pages of a run repaired in place name its new server */
-bool netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *entry);
+enum nswap2l_relabel netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry,
+					   u64 *entry, bool wait);
 
 /* netram_servers.c */
 extern const struct netram_xport_events netram_server_events;

@@ -30,7 +30,7 @@
  */
 #include "netram_group.h"
 
-#define NETRAM_REPAIRS		8	/* groups repaired at once */
+#define NETRAM_REPAIRS		16	/* groups repaired at once: two batches' */
 #define NETRAM_REPAIRS_FAILED	256	/* groups whose repair gave up, remembered */
 
 struct netram_repair {
@@ -359,10 +359,11 @@ int netram_repair_wants(struct netram_tier *nt, const struct netram_group *g, u6
 
 /*
  * The recovery job's relabel(): a page of a run repaired in place names
- * the spare now, once the repair of its group has ended; false if it gave
- * up (the page is moved instead).
+ * the spare now, once the repair of its group has ended (later, while it
+ * runs); NSWAP2L_MOVE_IT if it gave up.
  */
-bool netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry, u64 *entry)
+enum nswap2l_relabel netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry,
+					   u64 *entry, bool wait)
 {
 	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
 	struct netram_parity *p = netram_parity_of(nt);
@@ -371,7 +372,12 @@ bool netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry
 	struct netram_group *g;
 	struct netram_server *srv;
 
-	wait_event(p->repairs->ended, !netram_repair_running(p->repairs, netram_key_serial(key)));
+	if (netram_repair_running(p->repairs, netram_key_serial(key))) {
+		if (!wait)
+			return NSWAP2L_RELABEL_LATER;
+		wait_event(p->repairs->ended,
+			   !netram_repair_running(p->repairs, netram_key_serial(key)));
+	}
 	spin_lock_irq(&p->lock);
 	g = netram_find_group(p, key);
 	if (g && g->state == NETRAM_GROUP_PROTECTED)
@@ -380,11 +386,11 @@ bool netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry
 	srv = nt->servers[index];
 	if (index == netram_slot_server_index(slot, 0) || netram_copy_lost(srv, key) ||
 	    READ_ONCE(srv->failed))
-		return false;
+		return NSWAP2L_MOVE_IT;
 	/* Its other flags stay (replace_flagged() keeps the referenced bit). */
 	*entry = nswap2l_entry(nswap2l_entry_tier(old_entry), netram_make_slot(key, &index, 1)) |
 		 (old_entry & NSWAP2L_ENTRY_FLAGS & ~NSWAP2L_ENTRY_REFERENCED);
-	return true;
+	return NSWAP2L_RELABEL_IT;
 }
 
 void netram_repairs_wait(struct netram_tier *nt)
