@@ -161,13 +161,15 @@ for round in $(seq 1 "${BENCH_RECOVERY_ROUNDS:-3}"); do
 		idle_lost=$(netram_stat rec 2 held)
 		recover_from_kill 2
 		idle_ms=$rec_ms
+		# parity: the device's count so far, busy and idle recovery together
+		repaired=$(dmesg_new | sed -n 's/.* \([0-9]*\) parity groups repaired in place so far.*/\1/p' | tail -n1)
 		blkpat verify $DEV 0 $((RMB * 256)) 3 || die "blkpat verify after the idle recovery ($r)"
 		server_ctl start 2 >/dev/null || die "restart server 2"
 		echo "@@BENCH reliability recovery-$r round=$round pages_lost_with_server=$lost moved=$moved" \
 			"recovery_ms=$ms pages_per_s=$(per_s "$lost" "$ms")" \
 			"seq_pages_per_s=$(awk -v k="$seq_kbs" 'BEGIN { printf "%.0f", k / 4 }')" \
 			"fg_iops_before=$before fg_iops_during=$during idle_pages=$idle_lost idle_ms=$idle_ms" \
-			"idle_pages_per_s=$(per_s "$idle_lost" "$idle_ms")"
+			"idle_pages_per_s=$(per_s "$idle_lost" "$idle_ms")${repaired:+ repaired_groups=$repaired}"
 		dm_remove rec || die "remove rec"
 	done
 done
