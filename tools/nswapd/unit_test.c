@@ -1518,6 +1518,42 @@ static uint32_t put_freeing(uint8_t *payload, uint64_t first, uint32_t count,
 }
 
 /*
+ * COPY on a server without peers: keys held or not, NOENT with no payload,
+ * nothing freed; without NSWAP2L_CAP_COPY (or CAP_MOVED) in effect it is
+ * malformed and closes.  Leaves no page behind.
+ */
+static void test_copy_without_peers(struct server *srv, const struct auth_key *key)
+{
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
+	const uint64_t caps = NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY;
+	uint8_t copy[PROTO_MOVED_SIZE + 2 * PROTO_KEY_SIZE] = { 0 };
+	struct proto_header hdr;
+	struct conn *conn;
+
+	proto_put_key(copy + PROTO_MOVED_SIZE, 0, 501);
+	proto_put_key(copy + PROTO_MOVED_SIZE, 1, 900);
+	conn = ready_conn_caps(srv, key, 12, caps);
+	send_msg(conn, NSWAP2L_MSG_PUT, 1, 2, payload, put_freeing(payload, 500, 2, 0, 0), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->ns->pages.used == 2);
+	send_msg(conn, NSWAP2L_MSG_COPY, 2, 2, copy, sizeof(copy), 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.type == (NSWAP2L_MSG_COPY | NSWAP2L_MSG_REPLY) && hdr.tag == 2 &&
+	      hdr.status == NSWAP2L_ERR_NOENT && !hdr.count && !hdr.length &&
+	      conn->state == CONN_READY && conn->ns->pages.used == 2 && !srv->pages_copied_out);
+	send_msg(conn, NSWAP2L_MSG_FREE, 3, 2, payload, 16, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->ns->pages.used == 0);
+	/* one key short of its count */
+	send_msg(conn, NSWAP2L_MSG_COPY, 4, 2, copy, sizeof(copy) - 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	conn_close(conn);
+	conn = ready_conn_caps(srv, key, 12, NSWAP2L_CAP_COPY);
+	send_msg(conn, NSWAP2L_MSG_COPY, 1, 2, copy, sizeof(copy), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	conn_close(conn);
+	peer.on = false;
+}
+
+/*
  * NSWAP2L_CAP_SEALED_GET and NSWAP2L_CAP_PUT_FREES, announced by the server
  * and in effect when the client's HELLO carried them: a PUT frees its keys
  * to free first (missing ones ignored; also when it then gets NOSPC), a GET
@@ -1829,6 +1865,7 @@ static void test_session(void)
 	test_session_macs(&srv, &cfg.keys.shared_key);
 	test_seals(&srv, &cfg.keys.shared_key);
 	test_put_frees(&srv, &cfg.keys.shared_key);
+	test_copy_without_peers(&srv, &cfg.keys.shared_key);
 
 	/* the namespace outlives the connection for the grace period only */
 	srv.now_ms += 1000;
