@@ -13,6 +13,12 @@ NSWAP2L_CAP_COPY.
     back with A's seals and pages, key 50 as B had it, not 70 nor 777; A
     must still give back all of 1-100.  A COPY to a server id A has no peer
     with gets NOENT without payload.  Prints "copied=N".
+36-peer-copy-client.py nospc PORT_A PORT_B --key-file K --client NAME
+    stores keys 3001-3256 on A (namespace a5) and sends, in one write, three
+    COPYs of them all to B (namespace b5): the third comes while A has 512
+    pages on their way to B and is answered NOSPC at once; then the first
+    OK with all 256 keys, the second NOENT (B held them all already).
+    Prints "nospc: first=N second=noent third=nospc".
 36-peer-copy-client.py closed PORT_A PORT_B --key-file K --client NAME
     stores keys 1001-1256 on A (namespace a2), learns B's server id (a
     connection in namespace b2, closed again), sends A a COPY of them to B,
@@ -55,6 +61,7 @@ KEYS = list(range(1, 101))
 HELD_ON_B, LEFT_OUT, NOT_HELD = 50, 70, 777
 CLOSED_KEYS = list(range(1001, 1001 + MAX_COPY_KEYS))
 GOOD_KEYS = [2001, 2002]
+NOSPC_KEYS = list(range(3001, 3001 + MAX_COPY_KEYS))
 
 
 def ident(n):
@@ -146,6 +153,36 @@ def copy(args):
     print("copied=%d" % len(copied))
 
 
+def nospc(args):
+    conn_b = session(args.port_b, args, ident(0xb5))
+    conn_a = session(args.port_a, args, ident(0xa5))
+    put(conn_a, NOSPC_KEYS)
+    where = copy_payload(conn_b.server_id(), ident(0xb5), NOSPC_KEYS)
+    conn_a.sock.sendall(b"".join(conn_a.request_message(COPY, len(NOSPC_KEYS), where)
+                                 for _ in range(3)))
+    first, second, third = conn_a.tag - 2, conn_a.tag - 1, conn_a.tag
+    replies = {}
+    while len(replies) < 3:
+        fields, payload, _ = conn_a.recv()
+        if fields[1] == COPY | REPLY:
+            replies[fields[3]] = (fields, payload)
+            # the one refused at once comes before the others
+            if fields[3] != third and third not in replies:
+                raise Failed("COPY tag %d answered before the one A could not take" % fields[3])
+        elif fields[1] != CAPACITY:
+            raise Failed("unexpected message type %#x from A" % fields[1])
+    fields, payload = replies[first]
+    if fields[6] != caps.OK or list(struct.unpack("<%dQ" % fields[4], payload)) != NOSPC_KEYS:
+        raise Failed("the first COPY answered %d with %d keys" % (fields[6], fields[4]))
+    for tag, status in ((second, caps.ERR_NOENT), (third, ERR_NOSPC)):
+        if replies[tag][0][6] != status or replies[tag][0][5]:
+            raise Failed("COPY tag %d answered %d (%d bytes), expected %d"
+                         % (tag, replies[tag][0][6], replies[tag][0][5], status))
+    if get(conn_b, NOSPC_KEYS) != as_put(NOSPC_KEYS):
+        raise Failed("B gives back other seals or pages than A had")
+    print("nospc: first=%d second=noent third=nospc" % len(NOSPC_KEYS))
+
+
 def closed(args):
     conn_b = session(args.port_b, args, ident(0xb2))
     b_id = conn_b.server_id()
@@ -179,7 +216,7 @@ def malformed(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("copy", "closed", "malformed"))
+    parser.add_argument("what", choices=("copy", "nospc", "closed", "malformed"))
     parser.add_argument("port_a", type=int)
     parser.add_argument("arg")
     parser.add_argument("--key-file", required=True)
@@ -192,7 +229,7 @@ def main():
             args.case = args.arg
         else:
             args.port_b = int(args.arg)
-        {"copy": copy, "closed": closed, "malformed": malformed}[args.what](args)
+        {"copy": copy, "nospc": nospc, "closed": closed, "malformed": malformed}[args.what](args)
     except (Failed, OSError) as e:
         print("36-peer-copy-client.py: %s" % e, file=sys.stderr)
         return 1

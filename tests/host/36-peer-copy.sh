@@ -7,7 +7,9 @@
 # the reply names exactly the 98 keys B stored, B gives them back with A's
 # seals and pages and the one it held as it was, A still gives back all of
 # them, and A's pages_copied_out counts the 98.  A COPY to a server A has
-# no peer with gets NOENT.  A client that closes its connection right
+# no peer with gets NOENT; three COPYs of 256 pages at once: the third
+# NOSPC at once (A sends a peer at most 512 pages at a time), the second
+# NOENT (B held them all after the first).  A client that closes its connection right
 # after its COPY never learns of the copies: A frees them on B (B's
 # namespace holds none of them again).  Malformed COPYs (no key, one too
 # many, a length not the count's, without NSWAP2L_CAP_COPY, in a peer
@@ -19,20 +21,8 @@ COPY_CLIENT=("$REPO_DIR/tests/host/36-peer-copy-client.py")
 mkdir "$WORK/clients"
 head -c 32 /dev/urandom >"$WORK/clients/alice"
 make_key peer
-# two free ports, so that each server can name the other: below the
-# ephemeral range, where no connection's local end takes them meanwhile
-read -r PORT_A PORT_B < <(python3 -c '
-import random, socket
-free = []
-while len(free) < 2:
-    port = random.randrange(20000, 32000)
-    try:
-        socket.socket().bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    if port not in free:
-        free.append(port)
-print(*free)')
+# two free ports, so that each server can name the other
+read -r PORT_A PORT_B < <(free_ports 2)
 start_server b --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
 	--listen "127.0.0.1:$PORT_B" --peer "127.0.0.1:$PORT_A"
 start_server a --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
@@ -58,6 +48,12 @@ assert_eq "$(stat_field b pages_migrated_in)" 98 "pages B took from A"
 assert_log a "1 keys of client alice held there already, not copied"
 stats a | grep -q "copies: *98 pages copied to peers" || fail "--stats does not show the copies: $(stats a)"
 
+# more than A sends a peer at once: NOSPC, the client copies them itself
+out=$(python3 "${COPY_CLIENT[@]}" nospc "$PORT_A" "$PORT_B" "${C[@]}" 2>&1) || fail "nospc: $out"
+assert_eq "$out" "nospc: first=256 second=noent third=nospc" "three COPYs at once"
+assert_eq "$(stat_field a pages_copied_out)" 354 "pages A copied out (98 before)"
+assert_eq "$(ns_field b "$(client_id b5)" pages)" 256 "pages of B's namespace b5"
+
 # the client leaves before the reply: what B stored is freed there
 migrated_in=$(stat_field b pages_migrated_in)
 freed=$(stat_field b keys_freed)
@@ -71,7 +67,7 @@ wait_until 10 b_took_and_freed ||
 	fail "B did not take and free the 256 copies: $(stat_field b pages_migrated_in) taken ($migrated_in before), $(stat_field b keys_freed) freed ($freed before)"
 b2=$(ns_field b "$(client_id b2)" pages)
 [[ $b2 == 0 || $b2 == none ]] || fail "B's namespace b2 holds $b2 pages"
-assert_eq "$(stat_field a pages_copied_out)" 98 "pages A copied out (98 before; none named)"
+assert_eq "$(stat_field a pages_copied_out)" 354 "pages A copied out (354 before; none named)"
 assert_eq "$(ns_field a "$(client_id a2)" pages)" 256 "pages A holds of the closed namespace"
 assert_log a "connection closed before its COPY reply; 256 pages copied to peer 127.0.0.1:$PORT_B freed there"
 
@@ -86,7 +82,7 @@ assert_log a "count over limit"
 assert_log a "length does not match type and count"
 assert_log a "COPY without NSWAP2L_CAP_COPY"
 assert_log a "client message in a peer session"
-assert_eq "$(stat_field a pages_copied_out)" 98 "pages A copied out after the malformed COPYs"
+assert_eq "$(stat_field a pages_copied_out)" 354 "pages A copied out after the malformed COPYs"
 
 server_alive a
 server_alive b
