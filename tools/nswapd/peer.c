@@ -379,7 +379,7 @@ static void copy_done(struct migration *mig, struct move *m)
 		mig->srv->pages_copied_out += n;
 		log_debug("client %s: %u of %u pages copied to peer %s", m->client, n, m->count,
 			  m->peer->desc);
-	} else {
+	} else if (n) {
 		log_info("client %s: connection closed before its COPY reply; %u pages copied to "
 			 "peer %s freed there", m->client, n, m->peer->desc);
 		peer_free_left(m, taken);
