@@ -26,20 +26,8 @@ mkdir "$WORK/clients"
 head -c 32 /dev/urandom >"$WORK/clients/alice"
 make_key peer
 make_key wrong
-# two free ports, so that each server can name the other: below the
-# ephemeral range, where no connection's local end takes them meanwhile
-read -r PORT_A PORT_B < <(python3 -c '
-import random, socket
-free = []
-while len(free) < 2:
-    port = random.randrange(20000, 32000)
-    try:
-        socket.socket().bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    if port not in free:
-        free.append(port)
-print(*free)')
+# two free ports, so that each server can name the other
+read -r PORT_A PORT_B < <(free_ports 2)
 echo "MemAvailable: 8388608 kB" >"$WORK/mem"
 start_server b --clients "$WORK/clients" --peer-key "$WORK/peer.key" \
 	--listen "127.0.0.1:$PORT_B" --peer "127.0.0.1:$PORT_A"

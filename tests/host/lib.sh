@@ -123,6 +123,24 @@ ns_connected() {
 	[[ $connections != none ]] && ((connections >= 1))
 }
 
+# free_ports N: N free TCP ports on 127.0.0.1, for servers that must know
+# each other's before they start: below the ephemeral range, where no
+# connection's local end takes them meanwhile
+free_ports() {
+	python3 -c '
+import random, socket, sys
+free = []
+while len(free) < int(sys.argv[1]):
+    port = random.randrange(20000, 32000)
+    try:
+        socket.socket().bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    if port not in free:
+        free.append(port)
+print(*free)' "$1"
+}
+
 # json_query EXPR: evaluates EXPR with d = the JSON document on stdin
 json_query() {
 	python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"

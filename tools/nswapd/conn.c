@@ -27,7 +27,7 @@
  * connection whose HELLO carried it too (NSWAP2L_CAP_EVICT is the client's).
  */
 #define SERVER_CAPABILITIES (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES | \
-			     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER)
+			     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER | NSWAP2L_CAP_COPY)
 
 static bool in_effect(const struct conn *conn, uint64_t cap)
 {
@@ -573,6 +573,36 @@ static void handle_peer_free(struct conn *conn, const struct proto_request *req)
 	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
 }
 
+/*
+ * A COPY's reply, also when it comes later, from peer.c: small, it is
+ * queued whatever the buffer budget (the client waits for it); false only
+ * when the connection is closing (the client will never read it).
+ */
+static bool conn_send_copied_status(struct conn *conn, uint32_t tag, uint32_t status,
+				    const uint8_t *keys, uint32_t count)
+{
+	struct proto_header req = { .type = NSWAP2L_MSG_COPY, .tag = tag, .count = count };
+	struct proto_header hdr = reply_header(conn, &req, status, count * PROTO_KEY_SIZE);
+	uint8_t encoded[PROTO_HEADER_SIZE];
+
+	if (conn->state == CONN_CLOSING)
+		return false;
+	queue_header(conn, &hdr, encoded);
+	if (count)
+		queue(conn, keys, count * PROTO_KEY_SIZE);
+	queue_end(conn);
+	return conn->state != CONN_CLOSING;
+}
+
+/* A COPY: peer.c replies once its PEER_PUTs are answered, or now when it copies nothing. */
+static void handle_copy(struct conn *conn, const struct proto_request *req)
+{
+	uint32_t status = migrate_copy(conn->srv, conn, req);
+
+	if (status != NSWAP2L_OK)
+		conn_send_copied_status(conn, req->hdr.tag, status, NULL, 0);
+}
+
 static void handle_evict_reply(struct conn *conn, const struct proto_request *req)
 {
 	uint32_t index = req->hdr.tag - conn->evict_first_tag;
@@ -643,6 +673,9 @@ static void handle(struct conn *conn, const struct proto_request *req)
 		break;
 	case NSWAP2L_MSG_PEER_FREE:
 		handle_peer_free(conn, req);
+		break;
+	case NSWAP2L_MSG_COPY:
+		handle_copy(conn, req);
 		break;
 	case NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY:
 	case NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY:
@@ -963,4 +996,10 @@ bool conn_send_moved(struct conn *conn, uint32_t tag, const struct nswap2l_moved
 	struct proto_header hdr = { .type = NSWAP2L_MSG_MOVED, .tag = tag, .count = count };
 
 	return send_message(conn, &hdr, where, sizeof(*where), keys, count * PROTO_KEY_SIZE);
+}
+
+bool conn_send_copied(struct conn *conn, uint32_t tag, const uint8_t *keys, uint32_t count)
+{
+	return conn_send_copied_status(conn, tag, count ? NSWAP2L_OK : NSWAP2L_ERR_NOENT, keys,
+				       count);
 }

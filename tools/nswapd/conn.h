@@ -134,5 +134,11 @@ bool conn_ask_namespace(struct conn *conn, uint32_t tag,
 			const uint8_t server_id[NSWAP2L_PROTO_SERVER_ID_SIZE]);
 bool conn_send_moved(struct conn *conn, uint32_t tag, const struct nswap2l_moved *where,
 		     const uint8_t *keys, uint32_t count);
+/*
+ * The reply to the COPY tagged tag: OK with the count keys stored on the
+ * peer, NOENT without any; false when the connection is closing (the
+ * client will never learn of them).
+ */
+bool conn_send_copied(struct conn *conn, uint32_t tag, const uint8_t *keys, uint32_t count);
 
 #endif

@@ -51,6 +51,11 @@ static void fuzz_parser_alone(const uint8_t *data, size_t size, uint64_t caps)
 			FUZZ_ASSERT(!(caps & NSWAP2L_CAP_PEER));
 		if (req.hdr.type == NSWAP2L_MSG_PEER_PUT)
 			FUZZ_ASSERT(req.pages + (size_t)req.hdr.count * PROTO_PAGE_SIZE == data + used);
+		/* a COPY's keys, 1..MAX_COPY_KEYS, fill what its where leaves */
+		if (req.hdr.type == NSWAP2L_MSG_COPY)
+			FUZZ_ASSERT((caps & NSWAP2L_CAP_COPY) && (caps & NSWAP2L_CAP_MOVED) &&
+				    req.hdr.count && req.hdr.count <= NSWAP2L_PROTO_MAX_COPY_KEYS &&
+				    req.keys + (size_t)req.hdr.count * PROTO_KEY_SIZE == data + used);
 		data += used;
 		size -= used;
 	}
@@ -112,6 +117,10 @@ static void drain_output(struct conn *conn)
 		FUZZ_ASSERT(len - pos - PROTO_HEADER_SIZE >= hdr.length);
 		if (hdr.type == (NSWAP2L_MSG_GET | NSWAP2L_MSG_REPLY) && hdr.status == NSWAP2L_OK)
 			FUZZ_ASSERT(hdr.length == hdr.count * (PROTO_SEAL_SIZE + PROTO_PAGE_SIZE));
+		/* without peers every COPY copies nothing: NOENT, no payload */
+		if (hdr.type == (NSWAP2L_MSG_COPY | NSWAP2L_MSG_REPLY))
+			FUZZ_ASSERT(hdr.status == NSWAP2L_ERR_INVALID ||
+				    (hdr.status == NSWAP2L_ERR_NOENT && !hdr.count && !hdr.length));
 		if (hdr.type == NSWAP2L_MSG_EVICT)
 			FUZZ_ASSERT(hdr.tag && hdr.count && hdr.length == hdr.count * PROTO_KEY_SIZE);
 		/* what the mover takes: a PEER_PUT reply names only keys held there already */
@@ -221,6 +230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_PUT_FREES);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_MOVED);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_PEER);
+	fuzz_parser_alone(data, size, NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY);
 	fuzz_peer_messages_alone(data, size);
 
 	cfg.have_peer_key = true;

@@ -104,7 +104,8 @@ static uint32_t expected_hello_reply(uint8_t header[PROTO_HEADER_SIZE],
 					     .capabilities = NSWAP2L_CAP_EVICT |
 							     NSWAP2L_CAP_SEALED_GET |
 							     NSWAP2L_CAP_PUT_FREES |
-							     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER };
+							     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER |
+							     NSWAP2L_CAP_COPY };
 
 	proto_encode_header(header, &hdr);
 	memset(payload, 0, PROTO_HELLO_REPLY_MOVED_SIZE);
@@ -208,6 +209,18 @@ static void peer_keys(struct seed *s, uint16_t type, uint32_t tag, const char *n
 	}
 }
 
+/* A COPY of keys first.. first + count - 1 to peer 0xa0... (namespace 0xc3... there). */
+static void copy_keys(struct seed *s, uint32_t tag, uint64_t first, uint32_t count)
+{
+	struct nswap2l_moved where;
+
+	memset(where.server_id, 0xa0, sizeof(where.server_id));
+	memset(where.client_id, 0xc3, sizeof(where.client_id));
+	header(s, NSWAP2L_MSG_COPY, tag, count, PROTO_MOVED_SIZE + count * 8, 0);
+	add(s, &where, sizeof(where));
+	add_keys(s, first, count);
+}
+
 static void keys(struct seed *s, uint16_t type, uint32_t tag, uint64_t first, uint32_t count)
 {
 	if (type == NSWAP2L_MSG_PUT) {
@@ -298,6 +311,26 @@ int main(int argc, char **argv)
 	header(&s, NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY, 8, 0, NSWAP2L_PROTO_CLIENT_ID_SIZE, 0);
 	add(&s, raw, NSWAP2L_PROTO_CLIENT_ID_SIZE);
 	write_seed(argv[1], "moved-not-asked", &s);
+
+	/*
+	 * a client with NSWAP2L_CAP_COPY: COPYs of keys held, in part and not
+	 * at all (no peer here: NOENT), then one without keys
+	 */
+	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
+	handshake(&s, true, NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY | NSWAP2L_CAP_SEALED_GET);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 16, 20);
+	copy_keys(&s, 11, 16, 20);
+	copy_keys(&s, 12, 30, NSWAP2L_PROTO_MAX_COPY_KEYS);
+	copy_keys(&s, 13, 1000, 2);
+	copy_keys(&s, 14, 16, 0);
+	write_seed(argv[1], "copy", &s);
+
+	/* a COPY without NSWAP2L_CAP_COPY */
+	config(&s, 0, 255, 15, 1000, 0);
+	handshake(&s, false, NSWAP2L_CAP_MOVED);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 16, 2);
+	copy_keys(&s, 11, 16, 2);
+	write_seed(argv[1], "copy-without-cap", &s);
 
 	/* a client session sending PEER_PUT */
 	config(&s, 0, 255, 15, 1000, 0);

@@ -61,7 +61,7 @@ struct peer {
 	size_t in_len;
 	uint64_t free_pages;		/* from its last message */
 	uint32_t next_tag;
-	uint64_t in_flight;		/* pages of moves in their PUT phase */
+	uint64_t in_flight;		/* pages of moves and copies in their PUT phase */
 	struct pending_free *frees;	/* while it is down */
 	uint32_t pending_keys;		/* in frees, at most PEER_FREE_PENDING_MAX */
 };
@@ -74,6 +74,7 @@ struct peer {
 #define BATCH_LEAST (NSWAP2L_PROTO_MAX_PAGES - STORE_RUN_KEYS + 1)
 #define MOVE_MAX_BATCHES ((MOVE_MAX_KEYS + BATCH_LEAST - 1) / BATCH_LEAST + 1)
 _Static_assert(MOVE_MAX_BATCHES <= 32, "a move's batches are bits of unanswered");
+_Static_assert(NSWAP2L_PROTO_MAX_COPY_KEYS <= MOVE_MAX_KEYS, "a COPY's keys fit in a move");
 
 #define KEY_STORED 1u			/* PEER_PUT answered OK */
 #define KEY_DROPPED 2u			/* freed here meanwhile */
@@ -97,6 +98,13 @@ struct move {
 	bool moved_out;
 	bool lost;			/* its MOVED's connection closed unanswered: sent again */
 	uint32_t moved_tag;
+	/*
+	 * A COPY's PEER_PUTs (nswap2l_proto.h, "Copy"), not a move: no ns,
+	 * nothing MOVED nor freed here; conn is the client that asked, and
+	 * copy_tag its COPY's tag.
+	 */
+	bool copy;
+	uint32_t copy_tag;
 };
 
 struct migration {
@@ -323,7 +331,8 @@ static void move_end(struct migration *mig, struct move *m)
 	for (link = &mig->moves; *link != m; link = &(*link)->next)
 		;
 	*link = m->next;
-	mig->srv->migrate_pending -= m->count;
+	if (!m->copy)
+		mig->srv->migrate_pending -= m->count;
 	if (m->lost)
 		mig->lost_moves--;
 	if (m->ns)
@@ -352,6 +361,32 @@ static bool send_moved(struct migration *mig, struct move *m, struct conn *conn,
 	return conn_send_moved(conn, m->moved_tag, &where, keys, n);
 }
 
+/*
+ * A copy's PEER_PUTs are answered: its client learns the keys stored on the
+ * peer, which are its own there from then on.  A client gone (or going)
+ * before that never learns of them: they are freed there.
+ */
+static void copy_done(struct migration *mig, struct move *m)
+{
+	uint8_t keys[MOVE_MAX_KEYS * PROTO_KEY_SIZE];
+	bool taken[MOVE_MAX_KEYS] = { false };
+	uint32_t i, n = 0;
+
+	for (i = 0; i < m->count; i++)
+		if (m->flags[i] & KEY_STORED)
+			proto_put_key(keys, n++, m->keys[i]);
+	if (m->conn && conn_send_copied(m->conn, m->copy_tag, keys, n)) {
+		mig->srv->pages_copied_out += n;
+		log_debug("client %s: %u of %u pages copied to peer %s", m->client, n, m->count,
+			  m->peer->desc);
+	} else if (n) {
+		log_info("client %s: connection closed before its COPY reply; %u pages copied to "
+			 "peer %s freed there", m->client, n, m->peer->desc);
+		peer_free_left(m, taken);
+	}
+	move_end(mig, m);
+}
+
 static void move_puts_done(struct migration *mig, struct move *m)
 {
 	uint8_t keys[MOVE_MAX_KEYS * PROTO_KEY_SIZE];
@@ -359,6 +394,10 @@ static void move_puts_done(struct migration *mig, struct move *m)
 	uint32_t i, n = 0;
 
 	m->peer->in_flight -= m->count;
+	if (m->copy) {
+		copy_done(mig, m);
+		return;
+	}
 	for (i = 0; i < m->count; i++) {
 		if ((m->flags[i] & (KEY_STORED | KEY_DROPPED)) != KEY_STORED)
 			continue;
@@ -474,8 +513,8 @@ static bool put_answered(struct peer *p, const struct proto_header *hdr, const u
 			m->flags[k] = (m->flags[k] & ~KEY_STORED) | KEY_HELD_THERE;
 		}
 		if (hdr->count)
-			log_info("peer %s: %u keys of client %s held there already, not moved",
-				 p->desc, hdr->count, m->client);
+			log_info("peer %s: %u keys of client %s held there already, not %s",
+				 p->desc, hdr->count, m->client, m->copy ? "copied" : "moved");
 	}
 	m->unanswered &= ~(1u << batch);
 	if (!m->unanswered)
@@ -834,14 +873,56 @@ static void split_batches(struct move *m)
 	m->batch_first[m->batches] = (uint16_t)m->count;
 }
 
+/*
+ * Sends m's keys (held in table, whole runs next to each other) to its peer
+ * in PEER_PUT batches, as stored, m in flight from now on; false when the
+ * peer went down over it (which ended m with what it stored).
+ */
+static bool send_batches(struct migration *mig, struct move *m, const struct page_table *table)
+{
+	const uint8_t *seals[NSWAP2L_PROTO_MAX_PAGES], *pages[NSWAP2L_PROTO_MAX_PAGES];
+	uint8_t keys[NSWAP2L_PROTO_MAX_PAGES * PROTO_KEY_SIZE], where[PROTO_PEER_NS_SIZE];
+	struct peer *p = m->peer;
+	uint32_t b, i;
+
+	memcpy(m->peer_id, p->ch.server_id, sizeof(m->peer_id));
+	peer_namespace(m, where);
+	split_batches(m);
+	m->first_tag = p->next_tag;
+	m->next = mig->moves;
+	mig->moves = m;
+	p->in_flight += m->count;
+	for (b = 0; b < m->batches; b++) {
+		uint32_t first = m->batch_first[b], n = m->batch_first[b + 1] - first;
+		bool ok;
+
+		for (i = 0; i < n; i++)
+			proto_put_key(keys, i, m->keys[first + i]);
+		store_get(&mig->srv->pool, table, keys, n, seals, pages);
+		/* as stored: the peer keeps each seal with its page under the same key */
+		ok = peer_begin(p, NSWAP2L_MSG_PEER_PUT, p->next_tag++, n, PROTO_PEER_NS_SIZE +
+				n * (PROTO_KEY_SIZE + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE)) &&
+		     peer_queue(p, where, sizeof(where)) && peer_queue(p, keys, n * PROTO_KEY_SIZE);
+		for (i = 0; ok && i < n; i++)
+			ok = peer_queue(p, seals[i], PROTO_SEAL_SIZE);
+		for (i = 0; ok && i < n; i++)
+			ok = peer_queue(p, pages[i], PROTO_PAGE_SIZE);
+		/* one that failed too: the peer's going down ends m with what it stored */
+		m->unanswered |= 1u << b;
+		if (!ok || !peer_end(p)) {
+			peer_down(p, "out of memory for PEER_PUT");
+			return false;
+		}
+	}
+	return peer_flush(p);
+}
+
 /* PEER_PUT batches of up to want of ns's pages; returns the pages sent. */
 static uint32_t start_move(struct migration *mig, struct namespace *ns, struct conn *conn,
 			   struct peer *p, uint64_t want)
 {
 	struct server *srv = mig->srv;
-	const uint8_t *seals[NSWAP2L_PROTO_MAX_PAGES], *pages[NSWAP2L_PROTO_MAX_PAGES];
-	uint8_t keys[NSWAP2L_PROTO_MAX_PAGES * PROTO_KEY_SIZE], where[PROTO_PEER_NS_SIZE];
-	uint32_t b, i, most = MOVE_MAX_KEYS;
+	uint32_t most = MOVE_MAX_KEYS;
 	struct move *m;
 
 	if (p->free_pages < most)
@@ -863,45 +944,77 @@ static uint32_t start_move(struct migration *mig, struct namespace *ns, struct c
 		return 0;
 	}
 	m->peer = p;
-	memcpy(m->peer_id, p->ch.server_id, sizeof(m->peer_id));
 	m->conn = conn;
 	m->ns = ns;
 	memcpy(m->client, ns->account->client, sizeof(m->client));
 	memcpy(m->client_id, conn->peer_ns[p->index].client_id, sizeof(m->client_id));
-	peer_namespace(m, where);
-	split_batches(m);
-	m->first_tag = p->next_tag;
-	m->next = mig->moves;
-	mig->moves = m;
-	p->in_flight += m->count;
 	srv->migrate_pending += m->count;
 	ns->move = m;
-	for (b = 0; b < m->batches; b++) {
-		uint32_t first = m->batch_first[b], n = m->batch_first[b + 1] - first;
-		bool ok;
-
-		for (i = 0; i < n; i++)
-			proto_put_key(keys, i, m->keys[first + i]);
-		store_get(&srv->pool, &ns->pages, keys, n, seals, pages);
-		/* as stored: the peer keeps each seal with its page under the same key */
-		ok = peer_begin(p, NSWAP2L_MSG_PEER_PUT, p->next_tag++, n, PROTO_PEER_NS_SIZE +
-				n * (PROTO_KEY_SIZE + PROTO_SEAL_SIZE + PROTO_PAGE_SIZE)) &&
-		     peer_queue(p, where, sizeof(where)) && peer_queue(p, keys, n * PROTO_KEY_SIZE);
-		for (i = 0; ok && i < n; i++)
-			ok = peer_queue(p, seals[i], PROTO_SEAL_SIZE);
-		for (i = 0; ok && i < n; i++)
-			ok = peer_queue(p, pages[i], PROTO_PAGE_SIZE);
-		/* one that failed too: the peer's going down ends the move with what it stored */
-		m->unanswered |= 1u << b;
-		if (!ok || !peer_end(p)) {
-			peer_down(p, "out of memory for PEER_PUT");
-			return 0;
-		}
-	}
+	if (!send_batches(mig, m, &ns->pages))
+		return 0;
 	log_info("namespace %s of client %s: moving %u pages to peer %s", ns->id_hex, m->client,
 		 m->count, p->desc);
-	peer_flush(p);
 	return m->count;
+}
+
+static int compare_keys(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The peer with that server id, if it is ready now. */
+static struct peer *ready_peer(struct migration *mig, const uint8_t *server_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < mig->count; i++)
+		if (mig->peers[i].state == PEER_READY &&
+		    !memcmp(mig->peers[i].ch.server_id, server_id, NSWAP2L_PROTO_SERVER_ID_SIZE))
+			return &mig->peers[i];
+	return NULL;
+}
+
+uint32_t migrate_copy(struct server *srv, struct conn *conn, const struct proto_request *req)
+{
+	struct migration *mig = srv->mig;
+	struct namespace *ns = conn->ns;
+	struct peer *p = mig ? ready_peer(mig, req->copy_to.server_id) : NULL;
+	uint64_t keys[NSWAP2L_PROTO_MAX_COPY_KEYS];
+	uint32_t i, n = 0;
+	struct move *m;
+
+	if (!p)
+		return NSWAP2L_ERR_NOENT;
+	for (i = 0; i < req->hdr.count; i++)
+		keys[i] = proto_key(req->keys, i);
+	/* in key order, each once: a run's keys next to each other, as split_batches() wants */
+	qsort(keys, req->hdr.count, sizeof(keys[0]), compare_keys);
+	for (i = 0; i < req->hdr.count; i++)
+		if ((!n || keys[i] != keys[n - 1]) && store_holds(&srv->pool, &ns->pages, keys[i]))
+			keys[n++] = keys[i];
+	if (!n)
+		return NSWAP2L_ERR_NOENT;
+	/* the client copies them itself, through its own buffers */
+	if (p->in_flight + n > PEER_MAX_IN_FLIGHT ||
+	    srv->buffer_bytes + move_bytes(n) > srv->cfg.buffer_budget)
+		return NSWAP2L_ERR_NOSPC;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NSWAP2L_ERR_NOSPC;
+	m->copy = true;
+	m->copy_tag = req->hdr.tag;
+	m->peer = p;
+	m->conn = conn;
+	memcpy(m->client, ns->account->client, sizeof(m->client));
+	memcpy(m->client_id, req->copy_to.client_id, sizeof(m->client_id));
+	m->count = n;
+	memcpy(m->keys, keys, n * sizeof(keys[0]));
+	if (send_batches(mig, m, &ns->pages))
+		log_debug("namespace %s of client %s: copying %u pages to peer %s", ns->id_hex,
+			  m->client, n, p->desc);
+	return NSWAP2L_OK;
 }
 
 static void connect_peers(struct migration *mig)
@@ -1042,6 +1155,9 @@ void migrate_conn_closed(struct server *srv, struct conn *conn)
 		if (m->conn != conn)
 			continue;
 		m->conn = NULL;
+		/* its keys stored on the peer are freed there once its PEER_PUTs are answered */
+		if (m->copy)
+			continue;
 		/*
 		 * A MOVED not answered: the owner may have taken its keys or not.
 		 * It is sent again when the owner is back (migrate_tick()), which

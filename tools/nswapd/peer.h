@@ -9,7 +9,8 @@
  * are freed here and the others on the peer (PEER_FREE).  What cannot
  * move is left to the EVICT rounds of server.c.  A MOVED whose connection
  * closed unanswered is sent again when the owner is back; PEER_FREEs for a
- * peer that is down wait for it.
+ * peer that is down wait for it.  A client's COPY goes through the same
+ * PEER_PUT batches, counted with the moves to that peer, and frees nothing.
  */
 #ifndef NSWAPD_PEER_H
 #define NSWAPD_PEER_H
@@ -77,6 +78,13 @@ void migrate_conn_closed(struct server *srv, struct conn *conn);
 void migrate_namespace_gone(struct server *srv, struct namespace *ns);
 /* An ASK_NAMESPACE or MOVED reply; false when conn was asked no such thing. */
 bool migrate_answered(struct server *srv, struct conn *conn, const struct proto_request *req);
+/*
+ * A COPY from conn (nswap2l_proto.h, "Copy"): the status to reply now
+ * (NOENT, NOSPC) or, its PEER_PUTs sent, NSWAP2L_OK: then the reply comes
+ * from here (conn_send_copied()) once they are answered, or the peer is
+ * down, and conn learns which of its keys are its own on the peer.
+ */
+uint32_t migrate_copy(struct server *srv, struct conn *conn, const struct proto_request *req);
 /* Up to max peers' states; returns how many peers there are. */
 unsigned int migrate_peers(const struct server *srv, struct peer_info *info, unsigned int max);
 

@@ -75,6 +75,9 @@ static const char *check_session_kind(uint16_t type, uint64_t caps)
 	if ((type == (NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY) ||
 	     type == (NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY)) && !(caps & NSWAP2L_CAP_MOVED))
 		return "migration reply without NSWAP2L_CAP_MOVED";
+	if (type == NSWAP2L_MSG_COPY &&
+	    (caps & (NSWAP2L_CAP_COPY | NSWAP2L_CAP_MOVED)) != (NSWAP2L_CAP_COPY | NSWAP2L_CAP_MOVED))
+		return "COPY without NSWAP2L_CAP_COPY and NSWAP2L_CAP_MOVED";
 	return NULL;
 }
 
@@ -135,6 +138,11 @@ static const char *check_count_and_length(const struct proto_header *hdr, uint64
 		max_count = NSWAP2L_PROTO_MAX_KEYS;
 		per_item = PROTO_KEY_SIZE;
 		fixed = PROTO_PEER_NS_SIZE;
+		break;
+	case NSWAP2L_MSG_COPY:
+		max_count = NSWAP2L_PROTO_MAX_COPY_KEYS;
+		per_item = PROTO_KEY_SIZE;
+		fixed = PROTO_MOVED_SIZE;
 		break;
 	default:
 		return strcmp(proto_type_name(hdr->type), "unknown") ?
@@ -374,6 +382,13 @@ enum proto_result proto_decode_request(const uint8_t *buf, size_t len, uint64_t 
 		if (*why)
 			return PROTO_INVALID;
 		break;
+	case NSWAP2L_MSG_COPY:
+		memcpy(&req->copy_to, req->payload, sizeof(req->copy_to));
+		req->keys = req->payload + PROTO_MOVED_SIZE;
+		*why = check_keys(req->keys, hdr->count);
+		if (*why)
+			return PROTO_INVALID;
+		break;
 	}
 	return PROTO_COMPLETE;
 }
@@ -426,6 +441,7 @@ const char *proto_type_name(uint16_t type)
 		[NSWAP2L_MSG_MOVED] = "MOVED",
 		[NSWAP2L_MSG_PEER_PUT] = "PEER_PUT",
 		[NSWAP2L_MSG_PEER_FREE] = "PEER_FREE",
+		[NSWAP2L_MSG_COPY] = "COPY",
 	};
 	uint16_t base = type & (uint16_t)~NSWAP2L_MSG_REPLY;
 

@@ -20,6 +20,8 @@
 #define PROTO_MSG_MAC_SIZE ((uint32_t)NSWAP2L_PROTO_MSG_MAC_SIZE)
 /* Whose pages a PEER_PUT or PEER_FREE names: the payload's first bytes. */
 #define PROTO_PEER_NS_SIZE ((uint32_t)sizeof(struct nswap2l_peer_namespace))
+/* Where a MOVED's or COPY's pages are: the payload's first bytes. */
+#define PROTO_MOVED_SIZE ((uint32_t)sizeof(struct nswap2l_moved))
 /* A HELLO reply's payload, with the server id when NSWAP2L_CAP_MOVED is in effect. */
 #define PROTO_HELLO_REPLY_SIZE ((uint32_t)sizeof(struct nswap2l_hello_reply))
 #define PROTO_HELLO_REPLY_MOVED_SIZE \
@@ -46,7 +48,8 @@ struct proto_header {
  * (NSWAP2L_CAP_PUT_FREES; none of them one of the PUT's keys), then pages,
  * count * PROTO_PAGE_SIZE bytes.  A PEER_PUT has keys, seals and pages the
  * same way, after the namespace it names (peer_ns, a valid client name);
- * a PEER_FREE keys after it.  A MOVED reply's keys are those the client did
+ * a PEER_FREE keys after it.  A COPY's keys follow where they go (copy_to).
+ * A MOVED reply's keys are those the client did
  * not take; an ASK_NAMESPACE reply's payload (OK) is a client id.
  */
 struct proto_request {
@@ -60,6 +63,7 @@ struct proto_request {
 	const uint8_t *pages;
 	struct nswap2l_hello hello;	/* HELLO only, decoded */
 	struct nswap2l_peer_namespace peer_ns;	/* PEER_PUT and PEER_FREE */
+	struct nswap2l_moved copy_to;	/* COPY */
 	const uint8_t *mac;		/* AUTH only */
 };
 
@@ -76,7 +80,7 @@ void proto_encode_header(uint8_t buf[PROTO_HEADER_SIZE], const struct proto_head
  * Checks a client->server header on its own (magic, type, flags, status,
  * count, length), caps being the capabilities in effect on the connection
  * (a PUT's length depends on NSWAP2L_CAP_PUT_FREES; ASK_NAMESPACE and
- * MOVED replies need NSWAP2L_CAP_MOVED; with NSWAP2L_CAP_PEER, a peer
+ * MOVED replies need NSWAP2L_CAP_MOVED, COPY it and NSWAP2L_CAP_COPY; with NSWAP2L_CAP_PEER, a peer
  * session, only PEER_PUT and PEER_FREE are requests, and never without).
  * Returns NULL when valid, else the reason.
  */

@@ -189,6 +189,7 @@ struct server {
 	uint64_t pages_migrated_out;	/* taken by their owners on a peer */
 	uint64_t pages_migrated_in;	/* stored by PEER_PUT */
 	uint64_t moves_refused;		/* keys of MOVEDs their owners did not take */
+	uint64_t pages_copied_out;	/* stored on peers by COPYs, named in their replies */
 };
 
 void server_init(struct server *srv, const struct server_config *cfg, uint64_t now_ms);

@@ -99,7 +99,7 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			"requests_free=%llu pages_put=%llu keys_freed=%llu leaving=%d leave_started=%s "
 			"leave_deadline=%s leave_pages_at_start=%s leave_pages_given_back=%s "
 			"leave_pages_left=%s pages_migrated_out=%llu pages_migrated_in=%llu "
-			"moves_refused=%llu migrate_pending=%llu",
+			"moves_refused=%llu migrate_pending=%llu pages_copied_out=%llu",
 			listen_desc, (int)getpid(),
 			(unsigned long long)(srv->now_ms - srv->started_ms) / 1000,
 			number_or_none(srv->cfg.max_pages, max, sizeof(max)),
@@ -134,7 +134,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			(unsigned long long)srv->pages_migrated_out,
 			(unsigned long long)srv->pages_migrated_in,
 			(unsigned long long)srv->moves_refused,
-			(unsigned long long)srv->migrate_pending))
+			(unsigned long long)srv->migrate_pending,
+			(unsigned long long)srv->pages_copied_out))
 		return -1;
 	for (ns = srv->namespaces; ns; ns = ns->next) {
 		char idle[24], quota[24];
@@ -345,6 +346,8 @@ static void print_human_server(const struct record *rec)
 	       "owners), %s taken from peers\n", field(rec, "pages_migrated_out"),
 	       field(rec, "migrate_pending"), field(rec, "moves_refused"),
 	       field(rec, "pages_migrated_in"));
+	printf("  copies:           %s pages copied to peers (COPY)\n",
+	       field(rec, "pages_copied_out"));
 	print_human_leave(rec);
 	printf("namespaces: %s\n", field(rec, "namespaces"));
 	if (strcmp(field(rec, "namespaces"), "0"))

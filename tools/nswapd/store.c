@@ -435,6 +435,11 @@ enum store_status store_get(const struct page_pool *pool, const struct page_tabl
 	return STORE_OK;
 }
 
+bool store_holds(const struct page_pool *pool, const struct page_table *table, uint64_t key)
+{
+	return table_find(pool, table, key) != NULL;
+}
+
 /* Frees the keys held whose entry has every flag of @only. */
 static uint32_t free_pages(struct page_pool *pool, struct page_table *table,
 			   const uint8_t *keys, uint32_t count, uint32_t only, uint32_t *were_asked)

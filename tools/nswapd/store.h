@@ -94,6 +94,8 @@ enum store_status store_put_new(struct page_pool *pool, struct page_table *table
 enum store_status store_get(const struct page_pool *pool, const struct page_table *table,
 			    const uint8_t *keys, uint32_t count, const uint8_t **seals,
 			    const uint8_t **pages);
+/* Whether key is held in table. */
+bool store_holds(const struct page_pool *pool, const struct page_table *table, uint64_t key);
 /*
  * Frees the pages of the keys that are held; missing keys are ignored.
  * Returns the pages freed, *were_asked how many of them had been named in

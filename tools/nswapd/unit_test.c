@@ -624,6 +624,75 @@ static void test_parser_migration(void)
 	CHECK(proto_check_peer_message(&hdr, NULL) != NULL);
 }
 
+/* A COPY to server id 0xa0.. and client id 0xc0..: count keys from first, in length bytes. */
+static size_t build_copy(uint8_t *buf, uint32_t count, uint32_t length, uint64_t first)
+{
+	uint8_t *payload = buf + PROTO_HEADER_SIZE;
+	size_t len = build(buf, NSWAP2L_MSG_COPY, count, length, NULL, 0);
+	uint32_t i;
+
+	memset(payload, 0xa0, NSWAP2L_PROTO_SERVER_ID_SIZE);
+	memset(payload + NSWAP2L_PROTO_SERVER_ID_SIZE, 0xc0, NSWAP2L_PROTO_CLIENT_ID_SIZE);
+	for (i = 0; i < count && PROTO_MOVED_SIZE + (i + 1) * PROTO_KEY_SIZE <= length; i++)
+		proto_put_key(payload + PROTO_MOVED_SIZE, i, first + i);
+	return len;
+}
+
+/* COPY: where, then 1..NSWAP2L_PROTO_MAX_COPY_KEYS keys; NSWAP2L_CAP_COPY and _MOVED only. */
+static void test_parser_copy(void)
+{
+	static uint8_t buf[PROTO_MAX_MESSAGE];
+	const uint64_t caps = NSWAP2L_CAP_COPY | NSWAP2L_CAP_MOVED;
+	struct proto_request req;
+	const char *why;
+	size_t len, used;
+
+	len = build_copy(buf, 3, PROTO_MOVED_SIZE + 3 * 8, 40);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_COMPLETE &&
+	      used == len && req.hdr.count == 3 && proto_key(req.keys, 0) == 40 &&
+	      proto_key(req.keys, 2) == 42 && req.copy_to.server_id[15] == 0xa0 &&
+	      req.copy_to.client_id[0] == 0xc0 && req.copy_to.client_id[15] == 0xc0);
+	CHECK(proto_decode_request(buf, len - 1, caps, &req, &used, &why) == PROTO_NEED_MORE);
+	/* the capabilities: both in effect, and never in a peer session */
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_MOVED, &req, &used, &why) ==
+	      PROTO_INVALID && strstr(why, "COPY without"));
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_COPY, &req, &used, &why) ==
+	      PROTO_INVALID);
+	CHECK(proto_decode_request(buf, len, caps | NSWAP2L_CAP_PEER, &req, &used, &why) ==
+	      PROTO_INVALID && !strcmp(why, "client message in a peer session"));
+	/* the most keys, and one more */
+	len = build_copy(buf, NSWAP2L_PROTO_MAX_COPY_KEYS,
+			 PROTO_MOVED_SIZE + NSWAP2L_PROTO_MAX_COPY_KEYS * 8, 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_COMPLETE &&
+	      proto_key(req.keys, NSWAP2L_PROTO_MAX_COPY_KEYS - 1) == NSWAP2L_PROTO_MAX_COPY_KEYS);
+	len = build_copy(buf, NSWAP2L_PROTO_MAX_COPY_KEYS + 1,
+			 PROTO_MOVED_SIZE + (NSWAP2L_PROTO_MAX_COPY_KEYS + 1) * 8, 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_INVALID &&
+	      !strcmp(why, "count over limit"));
+	/* no key */
+	len = build_copy(buf, 0, PROTO_MOVED_SIZE, 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_INVALID &&
+	      !strcmp(why, "count zero"));
+	/* a length that is not the count's: a key short or over, no where, a few bytes more */
+	len = build_copy(buf, 2, PROTO_MOVED_SIZE + 8, 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_INVALID &&
+	      !strcmp(why, "length does not match type and count"));
+	len = build_copy(buf, 2, PROTO_MOVED_SIZE + 24, 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_INVALID);
+	len = build_copy(buf, 2, 16, 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_INVALID);
+	len = build_copy(buf, 2, PROTO_MOVED_SIZE + 16 + 3, 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_INVALID);
+	/* a key over the limit, even the last one */
+	len = build_copy(buf, 2, PROTO_MOVED_SIZE + 16, NSWAP2L_PROTO_KEY_LIMIT - 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_INVALID &&
+	      !strcmp(why, "page key over limit"));
+	len = build_copy(buf, 1, PROTO_MOVED_SIZE + 8, NSWAP2L_PROTO_KEY_LIMIT - 1);
+	CHECK(proto_decode_request(buf, len, caps, &req, &used, &why) == PROTO_COMPLETE);
+	/* the type is named in logs */
+	CHECK(!strcmp(proto_type_name(NSWAP2L_MSG_COPY | NSWAP2L_MSG_REPLY), "COPY"));
+}
+
 static void test_parser(void)
 {
 	static uint8_t buf[PROTO_MAX_MESSAGE + 64];
@@ -1449,6 +1518,42 @@ static uint32_t put_freeing(uint8_t *payload, uint64_t first, uint32_t count,
 }
 
 /*
+ * COPY on a server without peers: keys held or not, NOENT with no payload,
+ * nothing freed; without NSWAP2L_CAP_COPY (or CAP_MOVED) in effect it is
+ * malformed and closes.  Leaves no page behind.
+ */
+static void test_copy_without_peers(struct server *srv, const struct auth_key *key)
+{
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
+	const uint64_t caps = NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY;
+	uint8_t copy[PROTO_MOVED_SIZE + 2 * PROTO_KEY_SIZE] = { 0 };
+	struct proto_header hdr;
+	struct conn *conn;
+
+	proto_put_key(copy + PROTO_MOVED_SIZE, 0, 501);
+	proto_put_key(copy + PROTO_MOVED_SIZE, 1, 900);
+	conn = ready_conn_caps(srv, key, 12, caps);
+	send_msg(conn, NSWAP2L_MSG_PUT, 1, 2, payload, put_freeing(payload, 500, 2, 0, 0), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->ns->pages.used == 2);
+	send_msg(conn, NSWAP2L_MSG_COPY, 2, 2, copy, sizeof(copy), 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.type == (NSWAP2L_MSG_COPY | NSWAP2L_MSG_REPLY) && hdr.tag == 2 &&
+	      hdr.status == NSWAP2L_ERR_NOENT && !hdr.count && !hdr.length &&
+	      conn->state == CONN_READY && conn->ns->pages.used == 2 && !srv->pages_copied_out);
+	send_msg(conn, NSWAP2L_MSG_FREE, 3, 2, payload, 16, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && conn->ns->pages.used == 0);
+	/* one key short of its count */
+	send_msg(conn, NSWAP2L_MSG_COPY, 4, 2, copy, sizeof(copy) - 8, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	conn_close(conn);
+	conn = ready_conn_caps(srv, key, 12, NSWAP2L_CAP_COPY);
+	send_msg(conn, NSWAP2L_MSG_COPY, 1, 2, copy, sizeof(copy), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING);
+	conn_close(conn);
+	peer.on = false;
+}
+
+/*
  * NSWAP2L_CAP_SEALED_GET and NSWAP2L_CAP_PUT_FREES, announced by the server
  * and in effect when the client's HELLO carried them: a PUT frees its keys
  * to free first (missing ones ignored; also when it then gets NOSPC), a GET
@@ -1472,7 +1577,7 @@ static void test_put_frees(struct server *srv, const struct auth_key *key)
 	proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &announced);
 	CHECK(announced.capabilities ==
 	      (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES |
-	       NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER));
+	       NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER | NSWAP2L_CAP_COPY));
 	CHECK(peer.sealed_get);
 	len = put_freeing(payload, 100, 16, 0, 0);
 	send_msg(conn, NSWAP2L_MSG_PUT, 1, 16, payload, len, 0);
@@ -1760,6 +1865,7 @@ static void test_session(void)
 	test_session_macs(&srv, &cfg.keys.shared_key);
 	test_seals(&srv, &cfg.keys.shared_key);
 	test_put_frees(&srv, &cfg.keys.shared_key);
+	test_copy_without_peers(&srv, &cfg.keys.shared_key);
 
 	/* the namespace outlives the connection for the grace period only */
 	srv.now_ms += 1000;
@@ -2598,6 +2704,7 @@ int main(void)
 	test_client_names();
 	test_parser();
 	test_parser_migration();
+	test_parser_copy();
 	test_outq();
 	test_outq_memory();
 	test_store();

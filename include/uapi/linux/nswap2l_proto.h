@@ -124,6 +124,34 @@
  *     Write-once keys (a client announcing NSWAP2L_CAP_MOVED never PUTs a
  *     key it holds) make this safe: a rewrite is a new key, a freed key is
  *     never taken, so a move can neither resurrect nor lose a write.
+ *
+ * Copy, with NSWAP2L_CAP_COPY and NSWAP2L_CAP_MOVED in effect: a client
+ * that needs another copy of pages it holds on a server S (a mirror whose
+ * other server died) may ask S to store them on a peer T itself, so that
+ * each page crosses the network once, server to server, and is neither
+ * read nor sealed again by the client.
+ *   - COPY names T by its server id (the client knows it from T's HELLO
+ *     reply) and the client's namespace there (its client_id on T), and
+ *     the keys.  S PEER_PUTs, as for a move, every one of them it holds in
+ *     the connection's namespace, as stored, seals and all, into (the
+ *     connection's client name, that client_id) on T; keys it does not
+ *     hold are skipped.  S keeps its own copies: nothing is freed or
+ *     MOVED, and a copy is no part of a migration.
+ *   - Once T answered every PEER_PUT of it (or went down), S replies with
+ *     the keys T stored: those are the client's on T from then on, as if
+ *     it had PUT them there, and S never frees them there.  A key T held
+ *     already is left there as it was and not named (the client may know
+ *     it there, or not, as before); nor are the keys of a PEER_PUT T
+ *     refused.  If the connection that asked closes before its reply, S
+ *     frees on T (PEER_FREE) what it stored there: the client never learnt
+ *     of them.
+ *   - NOENT: T is not a peer S is connected to now, or T stored none of
+ *     the keys.  NOSPC: S has as many pages on their way to T as it allows
+ *     (moves and copies) or no room to send them now.  Either way the
+ *     client copies the pages itself, as before NSWAP2L_CAP_COPY.
+ *   - A COPY without both capabilities in effect, in a peer session, or
+ *     whose length is not that of its count is malformed (INVALID, the
+ *     connection closes, nothing copied).
  */
 #ifndef _UAPI_LINUX_NSWAP2L_PROTO_H
 #define _UAPI_LINUX_NSWAP2L_PROTO_H
@@ -138,6 +166,8 @@
 #define NSWAP2L_PROTO_MAX_PAGES		64
 /* Keys in one FREE or EVICT. */
 #define NSWAP2L_PROTO_MAX_KEYS		1024
+/* Keys in one COPY (NSWAP2L_CAP_COPY). */
+#define NSWAP2L_PROTO_MAX_COPY_KEYS	256
 /* Keys to free carried by one PUT (NSWAP2L_CAP_PUT_FREES). */
 #define NSWAP2L_PROTO_MAX_PUT_FREES	64
 /* Page keys are below this (48 bits: room in the client's map entry). */
@@ -243,6 +273,14 @@ enum nswap2l_msg_type {
 	 * free there; missing keys are ignored.  Reply: no payload.
 	 */
 	NSWAP2L_MSG_PEER_FREE	= 11,
+	/*
+	 * c->s (NSWAP2L_CAP_COPY): struct nswap2l_moved (the peer to copy to
+	 * and the client's namespace there), then count __le64 keys, 1 to
+	 * NSWAP2L_PROTO_MAX_COPY_KEYS, in any order.  Reply, once the copy is
+	 * done (see Copy): OK, count __le64 keys stored on the peer, in key
+	 * order, each once; NOENT or NOSPC, no payload.
+	 */
+	NSWAP2L_MSG_COPY	= 12,
 };
 
 /* Set in the type of every reply. */
@@ -280,6 +318,11 @@ enum nswap2l_status {
 #define NSWAP2L_CAP_MOVED	(1ULL << 4)
 /* A peer server's HELLO (see Migration); a server announces it back. */
 #define NSWAP2L_CAP_PEER	(1ULL << 5)
+/*
+ * The client sends COPY (see Copy); only with NSWAP2L_CAP_MOVED in effect
+ * too.  A server announces it also without peers (its COPYs get NOENT).
+ */
+#define NSWAP2L_CAP_COPY	(1ULL << 6)
 
 /* client_name of a peer session, NUL-padded like any other. */
 #define NSWAP2L_PEER_CLIENT_NAME	".peer"
@@ -345,7 +388,7 @@ struct nswap2l_hello_reply_moved {
 	__u8 server_id[NSWAP2L_PROTO_SERVER_ID_SIZE];
 };
 
-/* Where the pages of a MOVED are now. */
+/* Where the pages of a MOVED are now; where a COPY's go. */
 struct nswap2l_moved {
 	__u8 server_id[NSWAP2L_PROTO_SERVER_ID_SIZE];
 	__u8 client_id[NSWAP2L_PROTO_CLIENT_ID_SIZE];	/* the namespace there */
