@@ -15,7 +15,8 @@
 # reported (medians of BENCH_RECOVERY_ROUNDS rounds, default 3): the pages
 # the dead server held per second of recovery, that rate over the device's
 # own 1 MiB sequential read rate, the foreground IOPS during recovery over
-# those before, and the idle recovery's rate.
+# those before (and the foreground IOPS given up per page/s recovered), the
+# idle recovery's rate and the bytes the client sent per page it recovered.
 # Nswap recovered about 7,000 pages/s on 2008 hardware.
 # mem: 192M
 # servers: 6
@@ -159,8 +160,11 @@ for round in $(seq 1 "${BENCH_RECOVERY_ROUNDS:-3}"); do
 		server_ctl start 1 >/dev/null || die "restart server 1"
 		wait_until 60 rec "server 1 back" server_up 1
 		idle_lost=$(netram_stat rec 2 held)
+		tx0=$(net_tx_bytes)
 		recover_from_kill 2
 		idle_ms=$rec_ms
+		# what the client sent per page recovered (idle: recovery's traffic alone)
+		idle_tx=$((($(net_tx_bytes) - tx0) / idle_lost))
 		# parity: the device's count so far, busy and idle recovery together
 		repaired=$(dmesg_new | sed -n 's/.* \([0-9]*\) parity groups repaired in place so far.*/\1/p' | tail -n1)
 		blkpat verify $DEV 0 $((RMB * 256)) 3 || die "blkpat verify after the idle recovery ($r)"
@@ -169,7 +173,8 @@ for round in $(seq 1 "${BENCH_RECOVERY_ROUNDS:-3}"); do
 			"recovery_ms=$ms pages_per_s=$(per_s "$lost" "$ms")" \
 			"seq_pages_per_s=$(awk -v k="$seq_kbs" 'BEGIN { printf "%.0f", k / 4 }')" \
 			"fg_iops_before=$before fg_iops_during=$during idle_pages=$idle_lost idle_ms=$idle_ms" \
-			"idle_pages_per_s=$(per_s "$idle_lost" "$idle_ms")${repaired:+ repaired_groups=$repaired}"
+			"idle_pages_per_s=$(per_s "$idle_lost" "$idle_ms") idle_tx_per_page=$idle_tx" \
+			"${repaired:+ repaired_groups=$repaired}"
 		dm_remove rec || die "remove rec"
 	done
 done
