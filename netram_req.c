@@ -792,6 +792,25 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 }
 
 /*
+ * The keys of an EVICT or a COPY reply, as many as its count says, into the
+ * receiver's srv->evict_buf (NSWAP2L_PROTO_MAX_KEYS), their MAC checked.
+ */
+static int netram_receive_keys(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
+{
+	u32 count = le32_to_cpu(hdr->count), length = le32_to_cpu(hdr->length);
+	int r;
+
+	if (count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
+		return -EPROTO;
+	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
+	if (!r)
+		r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
+	if (!r)
+		netram_note_free(srv, le64_to_cpu(hdr->free_pages));
+	return r;
+}
+
+/*
  * The keys the COPY's peer stored, each one of those asked and named once
  * (in key order, as asked), or the server is broken or hostile.
  */
@@ -799,7 +818,7 @@ static int netram_complete_copy(struct netram_server *srv, struct netram_msg *ms
 				const struct nswap2l_msg_header *hdr)
 {
 	u32 status = le32_to_cpu(hdr->status), length = le32_to_cpu(hdr->length);
-	u32 i, count = le32_to_cpu(hdr->count);
+	u32 i, count = le32_to_cpu(hdr->count);	/* at most the keys asked */
 	DECLARE_BITMAP(stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
 	struct netram_copy *c = msg->copy;
 	int r;
@@ -810,15 +829,9 @@ static int netram_complete_copy(struct netram_server *srv, struct netram_msg *ms
 		if (count || length || (status != NSWAP2L_ERR_NOENT && status != NSWAP2L_ERR_NOSPC))
 			return -EPROTO;
 	} else {
-		if (length != count * sizeof(__le64))
-			return -EPROTO;
-		/* The receiver's own buffer, as large as any EVICT. */
-		r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
-		if (!r)
-			r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
+		r = netram_receive_keys(srv, hdr);
 		if (r)
 			return r;
-		netram_note_free(srv, le64_to_cpu(hdr->free_pages));
 		for (i = 0; i < count; i++) {
 			u64 key = le64_to_cpu(srv->evict_buf[i]);
 			u64 *at = bsearch(&key, c->keys, c->nr_keys, sizeof(u64), netram_cmp_u64);
@@ -867,17 +880,14 @@ static bool netram_wholly_sent(struct netram_server *srv, struct netram_msg *msg
 /* The keys a server asks back, checked, go to eviction (the evict event). */
 static int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
 {
-	u32 count = le32_to_cpu(hdr->count), length = le32_to_cpu(hdr->length);
+	u32 count = le32_to_cpu(hdr->count);
 	int r;
 
-	if (!count || count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
+	if (!count)
 		return -EPROTO;
-	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
-	if (!r)
-		r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
+	r = netram_receive_keys(srv, hdr);
 	if (r)
 		return r;
-	netram_note_free(srv, le64_to_cpu(hdr->free_pages));
 	return srv->ev->evict(srv, le32_to_cpu(hdr->tag), srv->evict_buf, count);
 }
 
