@@ -145,9 +145,12 @@ static void move_io_submit(struct nswap2l *nc, struct nswap2l_move_batch *batch,
 		u64 entry = op == REQ_OP_READ ? mp->old_entry : mp->write_entry;
 		struct nswap2l_tier *tier;
 
+		/* Neither read nor written: a race shows in its entry when it is finished. */
+		if (mp->relabelled)
+			continue;
 		if (op == REQ_OP_READ && !still_flagged(nc, mp))
 			mp->status = BLK_STS_AGAIN;
-		if (mp->status || mp->relabelled)
+		if (mp->status)
 			continue;	/* raced, no new home for it, or its read failed */
 		tier = nc->tiers[nswap2l_entry_tier(entry)];
 		bio_init(&mp->bio, NULL, &mp->bvec, 1, op);
@@ -249,12 +252,14 @@ static void move_batch_send(struct nswap2l *nc, struct nswap2l_move_batch *batch
 		struct move_page *mp = &batch->pages[i];
 
 		enum nswap2l_relabel how = job->relabel(job, mp->page, mp->old_entry,
-							&mp->new_entry, false);
+							&mp->new_entry, &mp->write_entry, false);
 
 		mp->relabelled = how != NSWAP2L_MOVE_IT;
 		mp->relabel_later = how == NSWAP2L_RELABEL_LATER;
 		job->paced_extra -= mp->relabelled;
 	}
+	if (job && job->relabels_asked)
+		job->relabels_asked(job);
 	move_read(nc, batch);
 
 	for (i = 0; i < batch->nr_pages; i++) {
@@ -277,9 +282,9 @@ static void move_batch_finish(struct nswap2l *nc, struct nswap2l_move_batch *bat
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
 
-		if (mp->relabel_later && !mp->status &&
+		if (mp->relabel_later &&
 		    batch->job->relabel(batch->job, mp->page, mp->old_entry, &mp->new_entry,
-					true) != NSWAP2L_RELABEL_IT)
+					&mp->write_entry, true) != NSWAP2L_RELABEL_IT)
 			mp->status = BLK_STS_AGAIN;
 	}
 	for (i = 0; i < batch->nr_pages; i++) {
@@ -307,7 +312,7 @@ static void move_batch_finish(struct nswap2l *nc, struct nswap2l_move_batch *bat
 
 		if (mp->status)
 			continue;
-		if (mp->relabelled)
+		if (mp->relabelled && !mp->write_entry)
 			continue;	/* its old home is its new one's data */
 		if (mp->write_entry != mp->new_entry)
 			batch->job->release_old(batch->job, mp->old_entry, mp->new_entry);

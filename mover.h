@@ -46,10 +46,14 @@ struct nswap2l_move_job {
 	 * without @wait) if that is not known yet: the page is neither read nor
 	 * written, and asked again, with @wait (may sleep), once the batch sent
 	 * after it is out, so that batches overlap; it then stays where it is
-	 * unless relabelled (the next pass moves it).
+	 * unless relabelled (the next pass moves it).  *@write, if set, is a new
+	 * home relabelling added to the old one, as new_home()'s: freed if the
+	 * page stays, else the old home goes to release_old().
 	 */
 	enum nswap2l_relabel (*relabel)(struct nswap2l_move_job *job, u64 page, u64 old_entry,
-					u64 *entry, bool wait);
+					u64 *entry, u64 *write, bool wait);
+	/* Optional: relabel() was asked about every page of a batch. */
+	void (*relabels_asked)(struct nswap2l_move_job *job);
 	bool rate_limited;		/* follows the device's recovery_rate */
 	/*
 	 * Pages the job copied on its own meanwhile (from wants()), paced with

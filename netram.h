@@ -183,6 +183,32 @@ enum netram_msg_state {
 };
 
 /*
+ * A COPY (NSWAP2L_CAP_COPY): keys of ours that @from stores on @to itself,
+ * for mirror recovery (netram_copies.c).  It goes out like a request but
+ * is never sent again: a connection lost before its reply stored nothing
+ * (the server frees on @to what it copied).  Done, its stored bits say
+ * which keys @to holds for us now.
+ */
+struct netram_copy {
+	struct list_head list;		/* on from->copies until sent */
+	struct netram_server *from, *to;
+	struct nswap2l_moved where;	/* @to's server id, our client_id there */
+	unsigned int nr_keys;
+	u64 keys[NSWAP2L_PROTO_MAX_COPY_KEYS];	/* sorted once queued */
+	DECLARE_BITMAP(stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
+	struct completion done;
+	/* the recovery's, on the mover's thread alone */
+	bool collecting;		/* keys being added in this batch */
+	unsigned int unasked;		/* sent, pages not told the outcome yet */
+};
+
+/* A COPY message's payload: where, then its keys. */
+static inline size_t netram_copy_len(unsigned int nr_keys)
+{
+	return sizeof(struct nswap2l_moved) + nr_keys * sizeof(__le64);
+}
+
+/*
  * One request message in flight; indexed by its tag.  A PUT or GET carries
  * the pages of whole bios, each a run of consecutive keys.
  */
@@ -195,6 +221,7 @@ struct netram_msg {
 	u64 seq;			/* send order, to resend in order */
 	unsigned long sent_at;		/* jiffies, when it started going out */
 	struct bio *bios[NSWAP2L_PROTO_MAX_PAGES];
+	struct netram_copy *copy;	/* a COPY's, its payload in keys[] */
 	/*
 	 * keys; a PUT's or GET reply's seals follow them (netram_msg_seals()),
 	 * then a PUT's keys to free (netram_msg_frees())
@@ -297,9 +324,9 @@ struct netram_server {
 	void (*saved_write_space)(struct sock *sk);
 	u32 max_pages;			/* per PUT/GET, from the server's HELLO */
 	/*
-	 * NSWAP2L_CAP_SEALED_GET and NSWAP2L_CAP_PUT_FREES, if in effect on this
-	 * connection: set by its handshake before the server is up, read by the
-	 * receiver and under lock.
+	 * NSWAP2L_CAP_SEALED_GET, _PUT_FREES, _MOVED and _COPY, if in effect on
+	 * this connection: set by its handshake before the server is up, read by
+	 * the receiver and under lock.
 	 */
 	u64 caps;
 	/* pages refused by their seals on the last connections; receiver only */
@@ -338,6 +365,7 @@ struct netram_server {
 	unsigned long down_since;
 	unsigned long last_sent;	/* jiffies, the last request message taken */
 	struct bio_list queue;		/* PUT and GET bios, in arrival order */
+	struct list_head copies;	/* COPYs to send (struct netram_copy) */
 	u64 *free_keys;			/* a stack: the bottom one is the oldest */
 	unsigned int nr_free_keys;
 	unsigned long free_since;	/* jiffies, when the bottom one came */
@@ -409,7 +437,17 @@ struct netram_recovery {
 	u64 pass_below[NETRAM_MAX_SERVERS];
 	u64 counted_below[NETRAM_MAX_SERVERS];
 	u64 last_ms;			/* how long the last complete recovery took */
+	/*
+	 * Mirror recovery with NSWAP2L_CAP_COPY: survivors copy pages to their
+	 * new servers themselves (netram_copies.c); the mover's thread alone.
+	 */
+	struct netram_copy *copies;	/* NETRAM_RECOVERY_COPIES, NULL without */
+	bool copies_off;		/* a COPY stored nothing: the rest goes by the client */
+	u64 copied;			/* pages of this recovery copied by servers */
 };
+
+/* COPYs one recovery collects or has out at a time: two batches' worth of pairs. */
+#define NETRAM_RECOVERY_COPIES	16
 
 struct netram_scheme;
 
@@ -533,9 +571,13 @@ static inline void netram_fill_header(struct nswap2l_msg_header *hdr, u16 type, 
 bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entry,
 			    u64 *install, u64 *write);
 void netram_mirror_release_old(struct nswap2l_move_job *job, u64 old_entry, u64 install);
+/* ... or has the survivor copy it there (NSWAP2L_CAP_COPY) */
+enum nswap2l_relabel netram_mirror_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry,
+					   u64 *entry, u64 *write, bool wait);
+void netram_mirror_relabels_asked(struct nswap2l_move_job *job);
 /* netram_parity_repair.c: pages of a run repaired in place name its new server */
 enum nswap2l_relabel netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry,
-					   u64 *entry, bool wait);
+					   u64 *entry, u64 *write, bool wait);
 
 /* netram_servers.c */
 extern const struct netram_xport_events netram_server_events;
@@ -602,6 +644,8 @@ int netram_check_rx(struct netram_server *srv, const struct nswap2l_msg_header *
 
 /* netram_req.c */
 void netram_queue_bio(struct netram_server *srv, struct bio *bio);
+/* Send @c from c->from, or complete it at once, nothing stored, if it cannot go. */
+void netram_queue_copy(struct netram_copy *c);
 /* A key to FREE; the caller queues the io_work. */
 void netram_add_free_key(struct netram_server *srv, u64 key);
 /* The watchdog's FREE of NETRAM_HEARTBEAT_KEY, due at once; the caller queues the io_work. */
@@ -634,6 +678,8 @@ int netram_moved_alloc(struct netram_server *srv);
 void netram_moved_free(struct netram_server *srv);
 /* The handshake: the server's id, or NULL when it sent none. */
 void netram_moved_set_id(struct netram_server *srv, const u8 *server_id);
+/* @to takes pages now and its id is known: where a COPY to it goes; false if not. */
+bool netram_moved_where(struct netram_server *to, struct nswap2l_moved *where);
 /* Receiver: ASK_NAMESPACE or MOVED, its MAC checked here. */
 int netram_receive_moved(struct netram_server *srv, const struct nswap2l_msg_header *hdr);
 /* Sender (send_mutex): the next answer to ASK_NAMESPACE or MOVED into @tx; false if none. */

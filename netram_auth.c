@@ -196,7 +196,7 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 					    NSWAP2L_CAP_PUT_FREES |
 					    (nt->protect ? NSWAP2L_CAP_SEALED_GET : 0) |
 					    /* a write-once tier never PUTs a key it holds */
-					    (srv->moved ? NSWAP2L_CAP_MOVED : 0)),
+					    (srv->moved ? NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY : 0)),
 	};
 	struct nswap2l_msg_header hello_hdr, reply_hdr, auth_hdr;
 	struct {
@@ -262,7 +262,7 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 		netram_moved_set_id(srv, caps & NSWAP2L_CAP_MOVED ? in.moved.server_id : NULL);
 	/* In effect when both sides announce them; a server from before has none. */
 	WRITE_ONCE(srv->caps, caps & (NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES |
-				      NSWAP2L_CAP_MOVED));
+				      NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY));
 	*free_pages = le64_to_cpu(tail.auth_reply.free_pages);
 	*found = le16_to_cpu(tail.auth_reply.flags) & NSWAP2L_FLAG_NAMESPACE_FOUND;
 	return 0;

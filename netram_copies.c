@@ -12,6 +12,7 @@
  * they stay, as they may come back with their server.
  */
 #include <linux/bsearch.h>
+#include <linux/sort.h>
 
 #include "netram_scheme.h"
 
@@ -338,16 +339,22 @@ static bool netram_copies_lost_wants(struct netram_tier *nt, u64 slot,
  * meanwhile, its PEER_PUT there before ours: we refuse the move (a copy is
  * there), and its PEER_FREE leaves the key, which our PUT made ours.
  */
-bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entry,
-			    u64 *install, u64 *write)
+static struct netram_tier *netram_recovery_tier(struct nswap2l_move_job *job)
 {
-	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
-	unsigned int i, tier, servers[NETRAM_MAX_COPIES], nr_servers = netram_nr_servers(nt);
-	u64 slot = nswap2l_entry_slot(old_entry), key = netram_slot_key(slot);
+	return container_of(job, struct netram_tier, recovery.job);
+}
+
+/*
+ * The servers of the repaired page: its survivor in servers[0], a new one
+ * for the lost copy in servers[1]; false if the page has no single lost
+ * copy or no server can take it.
+ */
+static bool netram_mirror_pick(struct netram_tier *nt, u64 slot, unsigned int *servers)
+{
+	unsigned int i, nr_servers = netram_nr_servers(nt);
 	struct nswap2l_server_room rooms[NETRAM_MAX_SERVERS];
-	unsigned long candidates, flags;
-	struct netram_server *srv;
-	bool lost;
+	u64 key = netram_slot_key(slot);
+	unsigned long candidates;
 
 	if (netram_slot_copies(slot) != 2 ||
 	    netram_copy_lost(netram_copy_server(nt, slot, 0), key) ==
@@ -360,10 +367,20 @@ bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entr
 	for (i = 0; i < nr_servers; i++)
 		if (netram_copy_lost(nt->servers[i], key))
 			__clear_bit(i, &candidates);
-	if (nswap2l_pick_servers(nt->choice, rooms, nr_servers, candidates, 1, &servers[1]))
-		return false;
+	return !nswap2l_pick_servers(nt->choice, rooms, nr_servers, candidates, 1, &servers[1]);
+}
+
+/* The new copy on servers[1] counted, and the entries naming it; false if it is lost there. */
+static bool netram_mirror_take(struct netram_tier *nt, u64 old_entry, const unsigned int *servers,
+			       u64 *install, u64 *write)
+{
+	u64 key = netram_slot_key(nswap2l_entry_slot(old_entry));
+	struct netram_server *srv = nt->servers[servers[1]];
+	unsigned int tier = nswap2l_entry_tier(old_entry);
+	unsigned long flags;
+	bool lost;
+
 	/* As netram_copies_alloc(): held and lost_below change together. */
-	srv = nt->servers[servers[1]];
 	spin_lock_irqsave(&srv->lock, flags);
 	lost = netram_copy_lost(srv, key);
 	if (!lost) {
@@ -375,16 +392,162 @@ bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entr
 		return false;
 	/* A page until release_old() or its free: netram_copies_free() counts it. */
 	atomic64_inc(&nt->tier.used);
-	tier = nswap2l_entry_tier(old_entry);
 	*write = nswap2l_entry(tier, netram_make_slot(key, &servers[1], 1));
 	*install = nswap2l_entry(tier, netram_make_slot(key, servers, 2));
 	return true;
 }
 
+/*
+ * Mirror recovery (netram_recover.c): a page with one copy lost gets a
+ * new copy under its key on a server that takes pages, not the survivor's,
+ * and the map names the survivor and that server.  Keys are handed out
+ * once per tier, so the key is new to that server (a MOVED keeps a page's
+ * key but takes it off its sender); one it is lost on (lost since, with a
+ * new namespace) is not taken, as the new copy would count lost at once.
+ * False when no server can: the page moves whole, by placement.  The
+ * survivor's server may move the page (MOVED) to that same server
+ * meanwhile, its PEER_PUT there before ours: we refuse the move (a copy is
+ * there), and its PEER_FREE leaves the key, which our PUT made ours.
+ */
+bool netram_mirror_new_home(struct nswap2l_move_job *job, u64 page, u64 old_entry,
+			    u64 *install, u64 *write)
+{
+	struct netram_tier *nt = netram_recovery_tier(job);
+	unsigned int servers[NETRAM_MAX_COPIES];
+
+	return netram_mirror_pick(nt, nswap2l_entry_slot(old_entry), servers) &&
+	       netram_mirror_take(nt, old_entry, servers, install, write);
+}
+
+/*
+ * The COPY collecting keys from @from to @to in this batch with room for
+ * one more, else an idle one (not set up yet), else NULL.
+ */
+static struct netram_copy *netram_copy_for(struct netram_recovery *rec,
+					   struct netram_server *from, struct netram_server *to)
+{
+	struct netram_copy *idle = NULL;
+	unsigned int i;
+
+	for (i = 0; i < NETRAM_RECOVERY_COPIES; i++) {
+		struct netram_copy *c = &rec->copies[i];
+
+		if (c->collecting && c->from == from && c->to == to &&
+		    c->nr_keys < NSWAP2L_PROTO_MAX_COPY_KEYS)
+			return c;
+		if (!c->collecting && !c->unasked && !idle)
+			idle = c;
+	}
+	return idle;
+}
+
+/* The COPY sent with @key; every page relabelled LATER is in one. */
+static struct netram_copy *netram_copy_with(struct netram_recovery *rec, u64 key,
+					    unsigned int *index)
+{
+	unsigned int i;
+
+	for (i = 0; i < NETRAM_RECOVERY_COPIES; i++) {
+		struct netram_copy *c = &rec->copies[i];
+		u64 *at;
+
+		if (!c->unasked)
+			continue;
+		at = bsearch(&key, c->keys, c->nr_keys, sizeof(u64), netram_cmp_u64);
+		if (at) {
+			*index = at - c->keys;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/* relabel(@wait): the survivor's COPY came back; the page is relabelled if its key was stored. */
+static enum nswap2l_relabel netram_mirror_copied(struct netram_recovery *rec, u64 key)
+{
+	struct netram_copy *c;
+	unsigned int index;
+	bool stored;
+
+	c = netram_copy_with(rec, key, &index);
+	if (WARN_ON_ONCE(!c))
+		return NSWAP2L_MOVE_IT;
+	wait_for_completion(&c->done);
+	stored = test_bit(index, c->stored);
+	/* NOENT, NOSPC or a lost connection: the client copies the rest itself. */
+	if (bitmap_empty(c->stored, c->nr_keys))
+		rec->copies_off = true;
+	c->unasked--;
+	rec->copied += stored;
+	return stored ? NSWAP2L_RELABEL_IT : NSWAP2L_MOVE_IT;
+}
+
+/*
+ * Mirror recovery's relabel(): with NSWAP2L_CAP_COPY the survivor copies
+ * the page to its new server itself, seal and all, and the client neither
+ * reads nor writes it; the map names both once the COPY says the new
+ * server has it (*@write, the new copy alone, is freed if a write came
+ * meanwhile).  A page the COPY did not store is moved by the next pass,
+ * the client's way.
+ */
+enum nswap2l_relabel netram_mirror_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry,
+					   u64 *entry, u64 *write, bool wait)
+{
+	struct netram_tier *nt = netram_recovery_tier(job);
+	struct netram_recovery *rec = &nt->recovery;
+	u64 slot = nswap2l_entry_slot(old_entry);
+	unsigned int servers[NETRAM_MAX_COPIES];
+	struct netram_server *from, *to;
+	struct nswap2l_moved where;
+	struct netram_copy *c;
+
+	if (wait)
+		return netram_mirror_copied(rec, netram_slot_key(slot));
+	if (!rec->copies || rec->copies_off || !netram_mirror_pick(nt, slot, servers))
+		return NSWAP2L_MOVE_IT;
+	from = nt->servers[servers[0]];
+	to = nt->servers[servers[1]];
+	if (!(READ_ONCE(from->caps) & NSWAP2L_CAP_COPY) || !netram_takes_pages(from) ||
+	    !netram_moved_where(to, &where))
+		return NSWAP2L_MOVE_IT;
+	c = netram_copy_for(rec, from, to);
+	if (!c || !netram_mirror_take(nt, old_entry, servers, entry, write))
+		return NSWAP2L_MOVE_IT;
+	if (!c->collecting) {
+		c->collecting = true;
+		c->from = from;
+		c->to = to;
+		c->where = where;
+		c->nr_keys = 0;
+	}
+	c->keys[c->nr_keys++] = netram_slot_key(slot);
+	/* Paced like a moved page: the servers copy it, as fast as the client would. */
+	job->paced_extra++;
+	return NSWAP2L_RELABEL_LATER;
+}
+
+/* The batch's pages are all asked: its COPYs go. */
+void netram_mirror_relabels_asked(struct nswap2l_move_job *job)
+{
+	struct netram_recovery *rec = &netram_recovery_tier(job)->recovery;
+	unsigned int i;
+
+	for (i = 0; i < NETRAM_RECOVERY_COPIES; i++) {
+		struct netram_copy *c = &rec->copies[i];
+
+		if (!c->collecting)
+			continue;
+		c->collecting = false;
+		c->unasked = c->nr_keys;
+		sort(c->keys, c->nr_keys, sizeof(u64), netram_cmp_u64, NULL);
+		netram_queue_copy(c);
+	}
+}
+
 /* The repaired page's lost copy is let go; its survivor stays in @install. */
 void netram_mirror_release_old(struct nswap2l_move_job *job, u64 old_entry, u64 install)
 {
-	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
+	struct netram_tier *nt = netram_recovery_tier(job);
 	u64 old = nswap2l_entry_slot(old_entry), slot = nswap2l_entry_slot(install);
 	unsigned int copy;
 
@@ -416,6 +579,7 @@ static bool netram_copies_on_server(struct netram_tier *nt, u64 slot, struct net
 static int netram_mirror_create(struct netram_tier *nt, struct dm_target *ti,
 				const struct nswap2l_tier_options *opts)
 {
+	unsigned int i;
 	int r;
 
 	r = bioset_init(&nt->mirror_bios[0], NETRAM_TAGS,
@@ -425,9 +589,20 @@ static int netram_mirror_create(struct netram_tier *nt, struct dm_target *ti,
 	if (!r)
 		r = bioset_init(&nt->mirror_reads, NETRAM_TAGS,
 				offsetof(struct netram_mirror_read, clone), 0);
-	if (r)
+	if (r) {
 		ti->error = "Cannot allocate mirror bios";
-	return r;
+		return r;
+	}
+	/* Used only with NSWAP2L_CAP_COPY, which a write-once tier (protect=) announces. */
+	nt->recovery.copies = kvcalloc(NETRAM_RECOVERY_COPIES, sizeof(*nt->recovery.copies),
+				       GFP_KERNEL);
+	if (!nt->recovery.copies) {
+		ti->error = "Cannot allocate mirror recovery copies";
+		return -ENOMEM;
+	}
+	for (i = 0; i < NETRAM_RECOVERY_COPIES; i++)
+		init_completion(&nt->recovery.copies[i].done);
+	return 0;
 }
 
 /* bioset_exit() of one never initialised (zeroed) does nothing. */
@@ -436,6 +611,8 @@ static void netram_mirror_destroy(struct netram_tier *nt)
 	bioset_exit(&nt->mirror_bios[0]);
 	bioset_exit(&nt->mirror_bios[1]);
 	bioset_exit(&nt->mirror_reads);
+	kvfree(nt->recovery.copies);
+	nt->recovery.copies = NULL;
 }
 
 const struct netram_scheme netram_single = {

@@ -159,6 +159,22 @@ static struct netram_server *netram_server_by_id(struct netram_tier *nt, const u
 	return NULL;
 }
 
+bool netram_moved_where(struct netram_server *to, struct nswap2l_moved *where)
+{
+	bool ok;
+
+	if (!to->moved)
+		return false;
+	spin_lock_irq(&to->lock);
+	ok = to->state == NETRAM_UP && !to->draining && to->moved->has_id;
+	if (ok) {
+		memcpy(where->server_id, to->moved->server_id, sizeof(where->server_id));
+		memcpy(where->client_id, to->client_id, sizeof(where->client_id));
+	}
+	spin_unlock_irq(&to->lock);
+	return ok;
+}
+
 /* @to takes pages of ours in the namespace @client_id now. */
 static bool netram_takes_moved(struct netram_server *to, const u8 *client_id)
 {

@@ -363,7 +363,7 @@ int netram_repair_wants(struct netram_tier *nt, const struct netram_group *g, u6
  * runs); NSWAP2L_MOVE_IT if it gave up.
  */
 enum nswap2l_relabel netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry,
-					   u64 *entry, bool wait)
+					   u64 *entry, u64 *write, bool wait)
 {
 	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
 	struct netram_parity *p = netram_parity_of(nt);

@@ -77,9 +77,10 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 	if (job->left)
 		DMERR("%s: recovery: %u pages with a lost copy could not be moved (no room elsewhere, or unreadable)",
 		      netram_dev_name(nt), job->left);
-	DMINFO("%s: recovery done in %llu ms: %llu pages copied again (%llu pages/s), %llu pages lost so far",
+	DMINFO("%s: recovery done in %llu ms: %llu pages copied again (%llu pages/s), %llu of them by server copy, %llu pages lost so far",
 	       netram_dev_name(nt), rec->last_ms, rec->moved,
-	       div64_u64(rec->moved * 1000, max_t(u64, rec->last_ms, 1)), rec->pages_lost);
+	       div64_u64(rec->moved * 1000, max_t(u64, rec->last_ms, 1)), rec->copied,
+	       rec->pages_lost);
 	netram_scheme_recovered(nt);
 }
 
@@ -97,6 +98,8 @@ void netram_queue_recovery(struct netram_tier *nt)
 		rec->started = jiffies;
 		rec->moved = 0;
 		rec->idle_passes = 0;
+		rec->copies_off = false;
+		rec->copied = 0;
 		netram_begin_pass(nt);
 	} else {
 		rec->again = true;
@@ -110,6 +113,8 @@ void netram_queue_recovery(struct netram_tier *nt)
 	if (nt->scheme == &netram_mirror) {
 		rec->job.new_home = netram_mirror_new_home;
 		rec->job.release_old = netram_mirror_release_old;
+		rec->job.relabel = netram_mirror_relabel;
+		rec->job.relabels_asked = netram_mirror_relabels_asked;
 	}
 	if (nt->scheme == &netram_parity_scheme)
 		rec->job.relabel = netram_parity_relabel;

@@ -21,6 +21,7 @@
  * against what was asked before anything is completed: a reply that does
  * not match a request in flight breaks the connection, never a bio.
  */
+#include <linux/bsearch.h>
 #include <linux/tcp.h>
 #include <net/sock.h>
 
@@ -30,6 +31,8 @@ void netram_queue_io(struct netram_server *srv)
 {
 	queue_work(srv->nt->wq, &srv->io_work);
 }
+
+static void netram_kick(struct netram_server *srv);
 
 /*----------------------------------------------------------------
  * Queues
@@ -57,6 +60,33 @@ void netram_fail_queued(struct netram_server *srv)
 
 	while ((bio = bio_list_pop(&bios)))
 		netram_fail_bio(srv, bio);
+}
+
+/* Nothing stored: the connection that would have sent it or had it out is gone. */
+static void netram_copy_failed(struct netram_copy *c)
+{
+	bitmap_zero(c->stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
+	complete_all(&c->done);
+}
+
+void netram_queue_copy(struct netram_copy *c)
+{
+	struct netram_server *srv = c->from;
+	unsigned long flags;
+	bool queued;
+
+	bitmap_zero(c->stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
+	reinit_completion(&c->done);
+	/* Under the lock: a connection lost after this fails it (netram_requeue_unanswered()). */
+	spin_lock_irqsave(&srv->lock, flags);
+	queued = srv->state == NETRAM_UP && (READ_ONCE(srv->caps) & NSWAP2L_CAP_COPY);
+	if (queued)
+		list_add_tail(&c->list, &srv->copies);
+	spin_unlock_irqrestore(&srv->lock, flags);
+	if (queued)
+		netram_kick(srv);
+	else
+		netram_copy_failed(c);
 }
 
 void netram_add_free_key(struct netram_server *srv, u64 key)
@@ -168,6 +198,28 @@ static int netram_msg_dir(const struct netram_msg *msg)
 	return msg->type == NSWAP2L_MSG_PUT ? WRITE : READ;
 }
 
+/* PUTs and GETs are batched by how many are in flight (NETRAM_BATCHING_DEPTH). */
+static bool netram_msg_batched(const struct netram_msg *msg)
+{
+	return msg->type == NSWAP2L_MSG_PUT || msg->type == NSWAP2L_MSG_GET;
+}
+
+/* A COPY's payload into its message: where, then the keys. */
+static void netram_fill_copy(struct netram_msg *msg, struct netram_copy *c)
+{
+	__le64 *keys = (__le64 *)((u8 *)msg->keys + sizeof(c->where));
+	unsigned int i;
+
+	BUILD_BUG_ON(sizeof(c->where) % sizeof(__le64));
+	BUILD_BUG_ON(netram_copy_len(NSWAP2L_PROTO_MAX_COPY_KEYS) > sizeof(msg->keys));
+	msg->type = NSWAP2L_MSG_COPY;
+	msg->copy = c;
+	msg->count = c->nr_keys;
+	memcpy(msg->keys, &c->where, sizeof(c->where));
+	for (i = 0; i < c->nr_keys; i++)
+		keys[i] = cpu_to_le64(c->keys[i]);
+}
+
 /* A PUT carries keys to free (NSWAP2L_CAP_PUT_FREES), after its seals. */
 static void netram_take_put_frees(struct netram_server *srv, struct netram_msg *msg)
 {
@@ -185,6 +237,7 @@ static void netram_take_put_frees(struct netram_server *srv, struct netram_msg *
 static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 					  struct bio_list *oversized)
 {
+	struct netram_copy *copy;
 	struct netram_msg *msg;
 	struct bio *bio;
 	bool free;
@@ -194,10 +247,11 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 		return NULL;
 	/* A suspended device sends nothing of its own accord. */
 	free = netram_frees_due(srv);
+	copy = list_first_entry_or_null(&srv->copies, struct netram_copy, list);
 	netram_take_oversized(srv, oversized);
-	if (!free && bio_list_empty(&srv->queue))
+	if (!free && !copy && bio_list_empty(&srv->queue))
 		return NULL;
-	if (!free && netram_held_back(srv))
+	if (!free && !copy && netram_held_back(srv))
 		return NULL;
 
 	*tag = ffz(srv->busy_tags);
@@ -205,7 +259,11 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	msg->count = 0;
 	msg->nr_bios = 0;
 	msg->nr_frees = 0;
-	if (free) {
+	msg->copy = NULL;
+	if (copy && !free) {
+		list_del(&copy->list);
+		netram_fill_copy(msg, copy);
+	} else if (free) {
 		msg->type = NSWAP2L_MSG_FREE;
 		while (srv->nr_free_keys && msg->count < NETRAM_FREE_BATCH)
 			msg->keys[msg->count++] =
@@ -336,7 +394,8 @@ static bool netram_next_tx(struct netram_server *srv)
 				   tx->keys_len + msg->count * NSWAP2L_PROTO_PAGE_SIZE);
 	} else if (msg) {
 		tx->keys = msg->keys;
-		tx->keys_len = msg->count * sizeof(__le64);
+		tx->keys_len = msg->type == NSWAP2L_MSG_COPY ? netram_copy_len(msg->count) :
+			       msg->count * sizeof(__le64);
 		tx->bios = NULL;
 		tx->nr_bios = 0;
 		netram_fill_header(&tx->hdr, msg->type, tag, msg->count, tx->keys_len);
@@ -589,10 +648,11 @@ static void netram_release_tag(struct netram_server *srv, u32 tag)
 
 	spin_lock_irq(&srv->lock);
 	__clear_bit(tag, &srv->busy_tags);
-	if (srv->msgs[tag].type != NSWAP2L_MSG_FREE)
+	if (netram_msg_batched(&srv->msgs[tag]))
 		srv->in_flight[netram_msg_dir(&srv->msgs[tag])]--;
 	/* a free tag matters only to requests that may be waiting for one */
-	waiting = netram_frees_due(srv) || !bio_list_empty(&srv->queue);
+	waiting = netram_frees_due(srv) || !bio_list_empty(&srv->queue) ||
+		  !list_empty(&srv->copies);
 	spin_unlock_irq(&srv->lock);
 	if (waiting)
 		netram_queue_io(srv);
@@ -731,6 +791,61 @@ static int netram_complete_put(struct netram_server *srv, struct netram_msg *msg
 	return 0;
 }
 
+/*
+ * The keys of an EVICT or a COPY reply, as many as its count says, into the
+ * receiver's srv->evict_buf (NSWAP2L_PROTO_MAX_KEYS), their MAC checked.
+ */
+static int netram_receive_keys(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
+{
+	u32 count = le32_to_cpu(hdr->count), length = le32_to_cpu(hdr->length);
+	int r;
+
+	if (count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
+		return -EPROTO;
+	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
+	if (!r)
+		r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
+	if (!r)
+		netram_note_free(srv, le64_to_cpu(hdr->free_pages));
+	return r;
+}
+
+/*
+ * The keys the COPY's peer stored, each one of those asked and named once
+ * (in key order, as asked), or the server is broken or hostile.
+ */
+static int netram_complete_copy(struct netram_server *srv, struct netram_msg *msg,
+				const struct nswap2l_msg_header *hdr)
+{
+	u32 status = le32_to_cpu(hdr->status), length = le32_to_cpu(hdr->length);
+	u32 i, count = le32_to_cpu(hdr->count);	/* at most the keys asked */
+	DECLARE_BITMAP(stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
+	struct netram_copy *c = msg->copy;
+	int r;
+
+	bitmap_zero(stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
+	if (status != NSWAP2L_OK) {
+		/* its MAC checked by netram_receive_one() */
+		if (count || length || (status != NSWAP2L_ERR_NOENT && status != NSWAP2L_ERR_NOSPC))
+			return -EPROTO;
+	} else {
+		r = netram_receive_keys(srv, hdr);
+		if (r)
+			return r;
+		for (i = 0; i < count; i++) {
+			u64 key = le64_to_cpu(srv->evict_buf[i]);
+			u64 *at = bsearch(&key, c->keys, c->nr_keys, sizeof(u64), netram_cmp_u64);
+
+			if (!at || __test_and_set_bit(at - c->keys, stored))
+				return -EPROTO;
+		}
+	}
+	bitmap_copy(c->stored, stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
+	msg->copy = NULL;
+	complete_all(&c->done);
+	return 0;
+}
+
 static enum netram_msg_state netram_msg_state(struct netram_server *srv,
 					      struct netram_msg *msg)
 {
@@ -765,17 +880,14 @@ static bool netram_wholly_sent(struct netram_server *srv, struct netram_msg *msg
 /* The keys a server asks back, checked, go to eviction (the evict event). */
 static int netram_receive_evict(struct netram_server *srv, const struct nswap2l_msg_header *hdr)
 {
-	u32 count = le32_to_cpu(hdr->count), length = le32_to_cpu(hdr->length);
+	u32 count = le32_to_cpu(hdr->count);
 	int r;
 
-	if (!count || count > NSWAP2L_PROTO_MAX_KEYS || length != count * sizeof(__le64))
+	if (!count)
 		return -EPROTO;
-	r = netram_xmit_buf(srv, srv->sock, false, srv->evict_buf, length, 0);
-	if (!r)
-		r = netram_check_rx(srv, hdr, srv->evict_buf, length, NULL, 0);
+	r = netram_receive_keys(srv, hdr);
 	if (r)
 		return r;
-	netram_note_free(srv, le64_to_cpu(hdr->free_pages));
 	return srv->ev->evict(srv, le32_to_cpu(hdr->tag), srv->evict_buf, count);
 }
 
@@ -817,7 +929,9 @@ int netram_receive_one(struct netram_server *srv)
 
 	spin_lock_irq(&srv->lock);
 	msg = &srv->msgs[tag];
-	if (!test_bit(tag, &srv->busy_tags) || msg->type != type || msg->count != count)
+	/* A COPY's reply names the keys stored, up to those asked. */
+	if (!test_bit(tag, &srv->busy_tags) || msg->type != type ||
+	    (type == NSWAP2L_MSG_COPY ? count > msg->count : msg->count != count))
 		msg = NULL;
 	spin_unlock_irq(&srv->lock);
 	if (!msg)
@@ -827,8 +941,8 @@ int netram_receive_one(struct netram_server *srv)
 			    netram_dev_name(srv->nt), srv->name);
 		return -EPROTO;
 	}
-	/* A GET's pages come first (netram_complete_get); any other reply is whole. */
-	if (type != NSWAP2L_MSG_GET || status != NSWAP2L_OK) {
+	/* A GET's pages and a COPY's keys come first; any other reply is whole. */
+	if ((type != NSWAP2L_MSG_GET && type != NSWAP2L_MSG_COPY) || status != NSWAP2L_OK) {
 		r = netram_check_rx(srv, &hdr, NULL, 0, NULL, 0);
 		if (r)
 			return r;
@@ -845,6 +959,9 @@ int netram_receive_one(struct netram_server *srv)
 	case NSWAP2L_MSG_FREE:
 		r = length || status != NSWAP2L_OK ? -EPROTO : 0;
 		break;
+	case NSWAP2L_MSG_COPY:
+		r = netram_complete_copy(srv, msg, &hdr);
+		break;
 	default:
 		r = -EPROTO;
 	}
@@ -853,14 +970,23 @@ int netram_receive_one(struct netram_server *srv)
 	return r;
 }
 
-/* Unanswered requests go back to the front of the queues, in send order. */
+/*
+ * Unanswered requests go back to the front of the queues, in send order;
+ * COPYs, sent or not, fail: a server frees the copies of a connection
+ * that closed before their reply.
+ */
 void netram_requeue_unanswered(struct netram_server *srv)
 {
 	struct bio_list resend = BIO_EMPTY_LIST;
+	struct netram_copy *c, *next;
 	unsigned long pending;
 	bool kick = false;
 
 	spin_lock_irq(&srv->lock);
+	list_for_each_entry_safe(c, next, &srv->copies, list) {
+		list_del(&c->list);
+		netram_copy_failed(c);
+	}
 	pending = srv->busy_tags;
 	while (pending) {
 		struct netram_msg *msg = NULL;
@@ -870,6 +996,10 @@ void netram_requeue_unanswered(struct netram_server *srv)
 			if (!msg || srv->msgs[tag].seq < msg->seq)
 				msg = &srv->msgs[tag];
 		__clear_bit(msg - srv->msgs, &pending);
+		if (msg->copy) {
+			netram_copy_failed(msg->copy);
+			msg->copy = NULL;
+		}
 
 		/* sealed again when sent again, under a new nonce */
 		kick |= netram_release_sealed(srv, msg);

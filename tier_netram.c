@@ -279,6 +279,7 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 	spin_lock_init(&srv->lock);
 	srv->state = NETRAM_CONNECTING;
 	bio_list_init(&srv->queue);
+	INIT_LIST_HEAD(&srv->copies);
 
 	srv->msgs = kvcalloc(NETRAM_TAGS, sizeof(*srv->msgs), GFP_KERNEL);
 	srv->free_keys = kvcalloc(NETRAM_FREE_QUEUE, sizeof(u64), GFP_KERNEL);
