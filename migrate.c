@@ -102,10 +102,13 @@ struct nswap2l_mover {
 	unsigned int rate_min, rate_max;
 	unsigned int rate_gen;
 	wait_queue_head_t wake;		/* a throttled job: rate changed, pause, stop */
-	/* The mover's own: pages that rate-limited jobs sent, at two marks. */
-	u64 paced;
+	/*
+	 * The mover's own: pages that rate-limited jobs sent, at two marks;
+	 * of them, those the client read or wrote itself (not server copies).
+	 */
+	u64 paced, paced_by_client;
 	unsigned long mark[2];
-	u64 mark_paced[2];
+	u64 mark_paced[2], mark_by_client[2];
 	u64 last_done;			/* foreground bios completed at the last look */
 };
 
@@ -396,6 +399,7 @@ static void mover_rate_start(struct nswap2l_mover *mover)
 {
 	mover->mark[0] = mover->mark[1] = jiffies;
 	mover->mark_paced[0] = mover->mark_paced[1] = mover->paced;
+	mover->mark_by_client[0] = mover->mark_by_client[1] = mover->paced_by_client;
 	device_idle(mover);
 }
 
@@ -418,11 +422,14 @@ static bool finish_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *j
 /*
  * Before a batch of @pages of a rate-limited job: wait until the pages sent
  * since the older mark, at the maximum rate, would have taken until now;
- * and, while the device is busy, at the minimum rate.  The batch sent
- * before is finished first, so that its pages do not stay flagged.
+ * and, while the device is busy, until those of them the client read or
+ * wrote itself (@by_client of the batch's), at the minimum rate: pages the
+ * servers copy between themselves cost the foreground no client I/O.  The
+ * batch sent before is finished first, so that its pages do not stay
+ * flagged.
  */
 static void mover_throttle(struct nswap2l_mover *mover, struct nswap2l_move_job *job,
-			   unsigned int pages)
+			   unsigned int pages, unsigned int by_client)
 {
 	for (;;) {
 		unsigned long now = jiffies, go;
@@ -439,10 +446,13 @@ static void mover_throttle(struct nswap2l_mover *mover, struct nswap2l_move_job 
 			mover->mark_paced[0] = mover->mark_paced[1];
 			mover->mark[1] = now;
 			mover->mark_paced[1] = mover->paced;
+			mover->mark_by_client[0] = mover->mark_by_client[1];
+			mover->mark_by_client[1] = mover->paced_by_client;
 		}
 		sent = (mover->paced - mover->mark_paced[0]) * HZ;
 		go = mover->mark[0] + div_u64(sent, rate_max);
 		if (!time_before(now, go)) {
+			sent = (mover->paced_by_client - mover->mark_by_client[0]) * HZ;
 			go = mover->mark[0] + div_u64(sent, rate_min);
 			if (!time_before(now, go) || device_idle(mover))
 				break;
@@ -457,6 +467,7 @@ static void mover_throttle(struct nswap2l_mover *mover, struct nswap2l_move_job 
 			break;
 	}
 	mover->paced += pages;
+	mover->paced_by_client += by_client;
 }
 
 /* A rate-limited job's batch is at most a tenth of a second at the maximum. */
@@ -473,10 +484,13 @@ static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job
 	struct nswap2l_move_batch *batch = mover->batch[mover->filling];
 	struct nswap2l_move_batch *sent = mover->batch[mover->filling ^ 1];
 
-	if (job->rate_limited)
-		mover_throttle(mover, job,
-			       max_t(int, nswap2l_move_batch_size(batch) + job->paced_extra, 0));
+	if (job->rate_limited) {
+		int pages = max_t(int, nswap2l_move_batch_size(batch) + job->paced_extra, 0);
+
+		mover_throttle(mover, job, pages, max_t(int, pages - job->server_copied, 0));
+	}
 	job->paced_extra = 0;
+	job->server_copied = 0;
 	batch->job = job;
 	move_batch_send(mover->nc, batch, -1);
 	mover->filling ^= 1;
@@ -566,6 +580,7 @@ bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job)
 	job->moved = 0;
 	job->left = 0;
 	job->paced_extra = 0;
+	job->server_copied = 0;
 	job->next_page = 0;
 	spin_lock_irqsave(&mover->lock, flags);
 	queued = !mover->stopped;

@@ -521,8 +521,9 @@ enum nswap2l_relabel netram_mirror_relabel(struct nswap2l_move_job *job, u64 pag
 		c->nr_keys = 0;
 	}
 	c->keys[c->nr_keys++] = netram_slot_key(slot);
-	/* Paced like a moved page: the servers copy it, as fast as the client would. */
+	/* Paced like a moved page up to recovery_rate's maximum; not held to its minimum. */
 	job->paced_extra++;
+	job->server_copied++;
 	return NSWAP2L_RELABEL_LATER;
 }
 
