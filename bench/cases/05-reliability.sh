@@ -17,9 +17,11 @@
 # own 1 MiB sequential read rate, the foreground IOPS during recovery over
 # those before (and the foreground IOPS given up per page/s recovered), the
 # idle recovery's rate and the bytes the client sent per page it recovered.
-# Nswap recovered about 7,000 pages/s on 2008 hardware.
+# Nswap recovered about 7,000 pages/s on 2008 hardware.  The servers are
+# each other's --peer (one --peer-key), as a cluster set up for migration
+# is: a mirror's lost copies are then copied by the survivors themselves.
 # mem: 192M
-# servers: 6
+# servers: 6 peers
 # timeout: 3600
 
 REGION_MB=${BENCH_REGION_MB:-64}
