@@ -43,6 +43,34 @@ static void netram_begin_pass(struct netram_tier *nt)
 	rec->pass_lost = 0;
 }
 
+/*
+ * The recovery is over: a server none of whose held keys is lost any more
+ * keeps no copy that anything refers to, so its old keys may be stored
+ * there again.  A parity repair keeps its run's keys, and a server that
+ * failed and came back empty is often the only one free to take a run.
+ */
+static void netram_forget_lost(struct netram_tier *nt)
+{
+	struct netram_recovery *rec = &nt->recovery;
+	unsigned int i;
+
+	for (i = 0; i < netram_nr_servers(nt); i++) {
+		struct netram_server *srv = nt->servers[i];
+		bool forgot;
+
+		spin_lock_irq(&srv->lock);
+		forgot = srv->lost_below && !srv->lost_held;
+		if (forgot)
+			WRITE_ONCE(srv->lost_below, 0);
+		spin_unlock_irq(&srv->lock);
+		if (forgot) {
+			spin_lock_irq(&rec->lock);
+			rec->counted_below[i] = 0;
+			spin_unlock_irq(&rec->lock);
+		}
+	}
+}
+
 static void netram_recovery_done(struct nswap2l_move_job *job)
 {
 	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
@@ -81,6 +109,7 @@ static void netram_recovery_done(struct nswap2l_move_job *job)
 	       netram_dev_name(nt), rec->last_ms, rec->moved,
 	       div64_u64(rec->moved * 1000, max_t(u64, rec->last_ms, 1)), rec->copied,
 	       rec->pages_lost);
+	netram_forget_lost(nt);
 	netram_scheme_recovered(nt);
 }
 

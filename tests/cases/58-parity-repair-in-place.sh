@@ -7,8 +7,11 @@
 # about as many pages as were lost (the whole-group move wrote each damaged
 # group's pages again, 3 to 4 times as many).  Every page reads back its
 # pattern, no page is lost, nothing stays counted on the dead server.
-# Then another server killed while repairs run: no page reads wrong; a
-# suspend and a remove while repairs run return.
+# Server 0 restarted (empty) and server 1 killed: its runs are rebuilt onto
+# server 0 under keys it lost before (until recovery forgot them there, it
+# was no spare, and whole groups moved).  Then another server killed while
+# repairs run: no page reads wrong; a suspend and a remove while repairs
+# run return.
 # kernels: 6.1 6.12
 # mem: 256M
 # servers: 5 reserve=32M
@@ -28,20 +31,20 @@ blkpat_write_parallel $DEV $PAGES 5 8
 blkpat_write_parallel $DEV $OVER 6 4
 for i in 0 1 2 3 4; do assert_gt "$(netram_stat nsw $i held)" 0 "pages on server $i"; done
 
-put_sum() { # pages the surviving servers took
+put_sum() { # servers...: pages they took
 	_ps=0
-	for _i in 1 2 3 4; do _ps=$((_ps + $(server_stat $_i pages_put))); done
+	for _i in "$@"; do _ps=$((_ps + $(server_stat $_i pages_put))); done
 	echo $_ps
 }
 lost=$(netram_stat nsw 0 held)
-put0=$(put_sum)
+put0=$(put_sum 1 2 3 4)
 moved0=$(nsw_moved nsw)
 dmesg_mark
 server_ctl kill 0 || die "kill server 0"
 wait_until 60 nsw "server 0 failed" servers_in_state nsw failed 0
 wait_until 300 nsw "recovery done" nsw_recovered nsw
 show_status nsw
-written=$(($(put_sum) - put0))
+written=$(($(put_sum 1 2 3 4) - put0))
 log "lost $lost pages with server 0; recovery wrote $written to the others, the mover moved $(($(nsw_moved nsw) - moved0))"
 dmesg_new | grep "repaired in place\|recovery done" || true
 
@@ -59,11 +62,21 @@ assert_gt "${repaired:-0}" 0 "groups repaired in place"
 # (c) nothing lost, nothing left on the dead server
 assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost in status"
 assert_eq "$(netram_stat nsw 0 held)" 0 "pages counted on the dead server"
-# the repaired groups stay whole: a second server lost now costs nothing either
+# the repaired groups stay whole, and server 0, back empty, is a spare
+# again: each run lost with server 1 is rebuilt there under its old keys
+# (ones server 0 lost before), not every page of its group moved
+server_ctl start 0 || die "restart server 0"
+wait_until 60 nsw "server 0 up" servers_in_state nsw up 0
+lost=$(netram_stat nsw 1 held)
+put0=$(put_sum 0 2 3 4)
 server_ctl kill 1 || die "kill server 1"
 wait_until 60 nsw "server 1 failed" servers_in_state nsw failed 1
 wait_until 300 nsw "recovery done after the second kill" nsw_recovered nsw
+written=$(($(put_sum 0 2 3 4) - put0))
+log "lost $lost pages with server 1; recovery wrote $written to the others"
 assert_eq "$(nsw_recovery nsw pages_lost)" 0 "pages lost after the second kill"
+assert_gt "$(netram_stat nsw 0 held)" 0 "pages rebuilt onto server 0"
+assert_le "$written" $((lost * 3 / 2)) "pages written during the second recovery, for $lost lost"
 blkpat verify $DEV 0 $OVER 6 || die "blkpat verify after the second kill"
 blkpat verify $DEV $OVER $((PAGES - OVER)) 5 || die "blkpat verify after the second kill"
 
@@ -86,8 +99,6 @@ repairs_under_way() {
 # a second server killed while repairs run (recovery_rate held low): the
 # groups it had a run of give up their repair; pages read back right or as
 # EIO (groups that lost two runs), never wrong, and status counts the EIO
-server_ctl start 0 || die "restart server 0"
-wait_until 60 nsw "server 0 up" servers_in_state nsw up 0
 repairs_under_way 2 1
 server_ctl kill 3 || die "kill server 3"
 log "server 3 killed with $(nsw_recovery nsw copies_lost) of $lost copies lost with server 2 left"
