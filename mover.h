@@ -60,7 +60,10 @@ struct nswap2l_move_job {
 	 * its next batch; the mover takes back its relabelled pages (no data).
 	 */
 	int paced_extra;
-	/* Of the pages paced with the next batch, those the servers copy (not the client). */
+	/*
+	 * Of the batch's pages, those the servers copy (not the client):
+	 * counted by relabel(), which is asked before the batch is paced.
+	 */
 	int server_copied;
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
 	u64 next_page;			/* where the scan goes on */
