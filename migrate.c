@@ -290,10 +290,18 @@ static void move_batch_finish(struct nswap2l *nc, struct nswap2l_move_batch *bat
 	move_io_wait(batch);
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
+		struct nswap2l_move_job *job = batch->job;
 
-		if (mp->relabel_later &&
-		    batch->job->relabel(batch->job, mp->page, mp->old_entry, &mp->new_entry,
-					&mp->write_entry, true) != NSWAP2L_RELABEL_IT)
+		if (!mp->relabel_later)
+			continue;
+		/*
+		 * A write took the page: it stays, so it need not wait for its
+		 * relabel (parity's, for its group's repair).  A write after
+		 * this look fails replace_flagged() below, as before.
+		 */
+		if ((!job->relabel_raced && !still_flagged(nc, mp)) ||
+		    job->relabel(job, mp->page, mp->old_entry, &mp->new_entry,
+				 &mp->write_entry, true) != NSWAP2L_RELABEL_IT)
 			mp->status = BLK_STS_AGAIN;
 	}
 	for (i = 0; i < batch->nr_pages; i++) {
