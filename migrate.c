@@ -243,8 +243,8 @@ unsigned int nswap2l_move_batch_size(struct nswap2l_move_batch *batch)
 	return batch->nr_pages;
 }
 
-/* Read the flagged pages, and send them to new homes: move_batch_finish() waits. */
-static void move_batch_send(struct nswap2l *nc, struct nswap2l_move_batch *batch, int to_tier)
+/* Asks job->relabel() about every flagged page, before the batch is paced and sent. */
+static void move_batch_relabel(struct nswap2l *nc, struct nswap2l_move_batch *batch)
 {
 	struct nswap2l_move_job *job = batch->job;
 	unsigned int i;
@@ -263,8 +263,14 @@ static void move_batch_send(struct nswap2l *nc, struct nswap2l_move_batch *batch
 	}
 	if (job && job->relabels_asked)
 		job->relabels_asked(job);
-	move_read(nc, batch);
+}
 
+/* Read the pages not relabelled, and send them to new homes: move_batch_finish() waits. */
+static void move_batch_send(struct nswap2l *nc, struct nswap2l_move_batch *batch, int to_tier)
+{
+	unsigned int i;
+
+	move_read(nc, batch);
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
 
@@ -284,10 +290,18 @@ static void move_batch_finish(struct nswap2l *nc, struct nswap2l_move_batch *bat
 	move_io_wait(batch);
 	for (i = 0; i < batch->nr_pages; i++) {
 		struct move_page *mp = &batch->pages[i];
+		struct nswap2l_move_job *job = batch->job;
 
-		if (mp->relabel_later &&
-		    batch->job->relabel(batch->job, mp->page, mp->old_entry, &mp->new_entry,
-					&mp->write_entry, true) != NSWAP2L_RELABEL_IT)
+		if (!mp->relabel_later)
+			continue;
+		/*
+		 * A write took the page: it stays, so it need not wait for its
+		 * relabel (parity's, for its group's repair).  A write after
+		 * this look fails replace_flagged() below, as before.
+		 */
+		if ((!job->relabel_raced && !still_flagged(nc, mp)) ||
+		    job->relabel(job, mp->page, mp->old_entry, &mp->new_entry,
+				 &mp->write_entry, true) != NSWAP2L_RELABEL_IT)
 			mp->status = BLK_STS_AGAIN;
 	}
 	for (i = 0; i < batch->nr_pages; i++) {
@@ -329,6 +343,7 @@ static void move_batch_finish(struct nswap2l *nc, struct nswap2l_move_batch *bat
 void nswap2l_move_batch_run(struct nswap2l *nc, struct nswap2l_move_batch *batch,
 			    int to_tier, u64 flags, struct nswap2l_move_result *result)
 {
+	move_batch_relabel(nc, batch);
 	move_batch_send(nc, batch, to_tier);
 	move_batch_finish(nc, batch, flags, result);
 }
@@ -423,10 +438,10 @@ static bool finish_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *j
  * Before a batch of @pages of a rate-limited job: wait until the pages sent
  * since the older mark, at the maximum rate, would have taken until now;
  * and, while the device is busy, until those of them the client read or
- * wrote itself (@by_client of the batch's), at the minimum rate: pages the
- * servers copy between themselves cost the foreground no client I/O.  The
- * batch sent before is finished first, so that its pages do not stay
- * flagged.
+ * wrote itself (@by_client of the batch's, its relabels asked already), at
+ * the minimum rate: pages the servers copy between themselves cost the
+ * foreground no client I/O.  The batch sent before is finished first, so
+ * that its pages do not stay flagged.
  */
 static void mover_throttle(struct nswap2l_mover *mover, struct nswap2l_move_job *job,
 			   unsigned int pages, unsigned int by_client)
@@ -478,20 +493,25 @@ static unsigned int batch_limit(struct nswap2l_mover *mover, struct nswap2l_move
 	return clamp_t(unsigned int, READ_ONCE(mover->rate_max) / 10, 1, MOVER_BATCH);
 }
 
-/* Send the batch filled, then finish the one sent before: its writes ran meanwhile. */
+/*
+ * Send the batch filled, then finish the one sent before: its writes ran
+ * meanwhile.  Its relabels are asked before it is paced, so that the pages
+ * the servers copy count as such in this batch.
+ */
 static void move_batch(struct nswap2l_mover *mover, struct nswap2l_move_job *job)
 {
 	struct nswap2l_move_batch *batch = mover->batch[mover->filling];
 	struct nswap2l_move_batch *sent = mover->batch[mover->filling ^ 1];
 
+	batch->job = job;
+	job->server_copied = 0;
+	move_batch_relabel(mover->nc, batch);
 	if (job->rate_limited) {
 		int pages = max_t(int, nswap2l_move_batch_size(batch) + job->paced_extra, 0);
 
 		mover_throttle(mover, job, pages, max_t(int, pages - job->server_copied, 0));
 	}
 	job->paced_extra = 0;
-	job->server_copied = 0;
-	batch->job = job;
 	move_batch_send(mover->nc, batch, -1);
 	mover->filling ^= 1;
 	finish_batch(mover, job, sent);
@@ -580,7 +600,6 @@ bool nswap2l_queue_move(struct nswap2l *nc, struct nswap2l_move_job *job)
 	job->moved = 0;
 	job->left = 0;
 	job->paced_extra = 0;
-	job->server_copied = 0;
 	job->next_page = 0;
 	spin_lock_irqsave(&mover->lock, flags);
 	queued = !mover->stopped;

@@ -45,7 +45,8 @@ struct nswap2l_move_job {
 	 * flagged moves are, and its old home is not freed.  RELABEL_LATER (only
 	 * without @wait) if that is not known yet: the page is neither read nor
 	 * written, and asked again, with @wait (may sleep), once the batch sent
-	 * after it is out, so that batches overlap; it then stays where it is
+	 * after it is out, so that batches overlap (if no write took it
+	 * meanwhile, but for relabel_raced); it then stays where it is
 	 * unless relabelled (the next pass moves it).  *@write, if set, is a new
 	 * home relabelling added to the old one, as new_home()'s: freed if the
 	 * page stays, else the old home goes to release_old().
@@ -54,13 +55,23 @@ struct nswap2l_move_job {
 					u64 *entry, u64 *write, bool wait);
 	/* Optional: relabel() was asked about every page of a batch. */
 	void (*relabels_asked)(struct nswap2l_move_job *job);
+	/*
+	 * relabel() is asked again (@wait) about a page it said LATER about
+	 * even if a write took the page meanwhile, as that ask ends what the
+	 * first one set off (mirror recovery's COPY must be back before the
+	 * new home is freed).  Else such a page is let go at once, unasked.
+	 */
+	bool relabel_raced;
 	bool rate_limited;		/* follows the device's recovery_rate */
 	/*
 	 * Pages the job copied on its own meanwhile (from wants()), paced with
 	 * its next batch; the mover takes back its relabelled pages (no data).
 	 */
 	int paced_extra;
-	/* Of the pages paced with the next batch, those the servers copy (not the client). */
+	/*
+	 * Of the batch's pages, those the servers copy (not the client):
+	 * counted by relabel(), which is asked before the batch is paced.
+	 */
 	int server_copied;
 	unsigned int moved, left;	/* pages moved, pages that had to stay */
 	u64 next_page;			/* where the scan goes on */

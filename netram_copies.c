@@ -474,8 +474,11 @@ static enum nswap2l_relabel netram_mirror_copied(struct netram_recovery *rec, u6
 		return NSWAP2L_MOVE_IT;
 	wait_for_completion(&c->done);
 	stored = test_bit(index, c->stored);
-	/* NOENT, NOSPC or a lost connection: the client copies the rest itself. */
-	if (bitmap_empty(c->stored, c->nr_keys))
+	/*
+	 * NOENT, NOSPC or a lost connection: the client copies the rest itself.
+	 * Looked at once per COPY, by the first of its pages asked.
+	 */
+	if (c->unasked == c->nr_keys && bitmap_empty(c->stored, c->nr_keys))
 		rec->copies_off = true;
 	c->unasked--;
 	rec->copied += stored;

@@ -370,26 +370,33 @@ struct netram_sealed_pages *netram_seal_once(struct netram_tier *nt, struct bio 
 	unsigned int nr = netram_bio_pages(bio);
 	struct bvec_iter it = bio->bi_iter;
 	struct netram_sealed_pages *sp;
-	struct netram_crypt *c;
 
 	sp = kzalloc(struct_size(sp, pages, nr) + nr * sizeof(*sp->seals), gfp);
 	if (!sp)
 		return NULL;
 	sp->seals = (struct nswap2l_seal *)&sp->pages[nr];
-	/* synchronous AEADs only: nothing below sleeps */
-	c = *get_cpu_ptr(nt->protect->once);
 	for (; sp->nr < nr; sp->nr++) {
+		struct netram_crypt *c;
+		int r;
+
 		sp->pages[sp->nr] = netram_bounce_page_alloc(gfp, NULL);
-		if (!sp->pages[sp->nr] ||
-		    netram_encrypt_page(nt->protect, c, key + sp->nr, bio, &it,
-					sp->pages[sp->nr], &sp->seals[sp->nr]))
+		if (!sp->pages[sp->nr])
+			goto fail;
+		/*
+		 * This CPU's request, one page at a time: preemption is off
+		 * while it is used (synchronous AEADs only: nothing sleeps),
+		 * not for the whole bio.
+		 */
+		c = *get_cpu_ptr(nt->protect->once);
+		r = netram_encrypt_page(nt->protect, c, key + sp->nr, bio, &it,
+					sp->pages[sp->nr], &sp->seals[sp->nr]);
+		put_cpu_ptr(nt->protect->once);
+		if (r)
 			goto fail;
 	}
-	put_cpu_ptr(nt->protect->once);
 	return sp;
 
 fail:
-	put_cpu_ptr(nt->protect->once);
 	/* the page that failed, if allocated, with the others */
 	if (sp->nr < nr && sp->pages[sp->nr])
 		sp->nr++;

@@ -144,6 +144,7 @@ void netram_queue_recovery(struct netram_tier *nt)
 		rec->job.release_old = netram_mirror_release_old;
 		rec->job.relabel = netram_mirror_relabel;
 		rec->job.relabels_asked = netram_mirror_relabels_asked;
+		rec->job.relabel_raced = true;
 	}
 	if (nt->scheme == &netram_parity_scheme)
 		rec->job.relabel = netram_parity_relabel;
