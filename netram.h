@@ -488,6 +488,12 @@ static inline struct netram_tier *to_netram_tier(struct nswap2l_tier *tier)
 	return container_of(tier, struct netram_tier, tier);
 }
 
+/* The tier whose recovery @job is (its relabel, new_home, ... hooks). */
+static inline struct netram_tier *netram_recovery_tier(struct nswap2l_move_job *job)
+{
+	return container_of(job, struct netram_tier, recovery.job);
+}
+
 static inline unsigned int netram_nr_servers(struct netram_tier *nt)
 {
 	return smp_load_acquire(&nt->nr_servers);

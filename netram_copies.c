@@ -328,23 +328,6 @@ static bool netram_copies_lost_wants(struct netram_tier *nt, u64 slot,
 }
 
 /*
- * Mirror recovery (netram_recover.c): a page with one copy lost gets a
- * new copy under its key on a server that takes pages, not the survivor's,
- * and the map names the survivor and that server.  Keys are handed out
- * once per tier, so the key is new to that server (a MOVED keeps a page's
- * key but takes it off its sender); one it is lost on (lost since, with a
- * new namespace) is not taken, as the new copy would count lost at once.
- * False when no server can: the page moves whole, by placement.  The
- * survivor's server may move the page (MOVED) to that same server
- * meanwhile, its PEER_PUT there before ours: we refuse the move (a copy is
- * there), and its PEER_FREE leaves the key, which our PUT made ours.
- */
-static struct netram_tier *netram_recovery_tier(struct nswap2l_move_job *job)
-{
-	return container_of(job, struct netram_tier, recovery.job);
-}
-
-/*
  * The servers of the repaired page: its survivor in servers[0], a new one
  * for the lost copy in servers[1]; false if the page has no single lost
  * copy or no server can take it.

@@ -365,7 +365,7 @@ int netram_repair_wants(struct netram_tier *nt, const struct netram_group *g, u6
 enum nswap2l_relabel netram_parity_relabel(struct nswap2l_move_job *job, u64 page, u64 old_entry,
 					   u64 *entry, u64 *write, bool wait)
 {
-	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
+	struct netram_tier *nt = netram_recovery_tier(job);
 	struct netram_parity *p = netram_parity_of(nt);
 	u64 slot = nswap2l_entry_slot(old_entry), key = netram_slot_key(slot);
 	unsigned int index = netram_slot_server_index(slot, 0);

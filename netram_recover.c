@@ -26,7 +26,7 @@
 
 static bool netram_recovery_wants(struct nswap2l_move_job *job, u64 slot)
 {
-	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
+	struct netram_tier *nt = netram_recovery_tier(job);
 
 	return netram_scheme_lost_wants(nt, slot, &nt->recovery);
 }
@@ -73,7 +73,7 @@ static void netram_forget_lost(struct netram_tier *nt)
 
 static void netram_recovery_done(struct nswap2l_move_job *job)
 {
-	struct netram_tier *nt = container_of(job, struct netram_tier, recovery.job);
+	struct netram_tier *nt = netram_recovery_tier(job);
 	struct netram_recovery *rec = &nt->recovery;
 	bool again;
 

@@ -819,11 +819,13 @@ static int netram_complete_copy(struct netram_server *srv, struct netram_msg *ms
 {
 	u32 status = le32_to_cpu(hdr->status), length = le32_to_cpu(hdr->length);
 	u32 i, count = le32_to_cpu(hdr->count);	/* at most the keys asked */
-	DECLARE_BITMAP(stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
 	struct netram_copy *c = msg->copy;
 	int r;
 
-	bitmap_zero(stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
+	/*
+	 * Zeroed when queued, and again when an error here closes the
+	 * connection (netram_requeue_unanswered()): nobody looks before done.
+	 */
 	if (status != NSWAP2L_OK) {
 		/* its MAC checked by netram_receive_one() */
 		if (count || length || (status != NSWAP2L_ERR_NOENT && status != NSWAP2L_ERR_NOSPC))
@@ -836,11 +838,10 @@ static int netram_complete_copy(struct netram_server *srv, struct netram_msg *ms
 			u64 key = le64_to_cpu(srv->evict_buf[i]);
 			u64 *at = bsearch(&key, c->keys, c->nr_keys, sizeof(u64), netram_cmp_u64);
 
-			if (!at || __test_and_set_bit(at - c->keys, stored))
+			if (!at || __test_and_set_bit(at - c->keys, c->stored))
 				return -EPROTO;
 		}
 	}
-	bitmap_copy(c->stored, stored, NSWAP2L_PROTO_MAX_COPY_KEYS);
 	msg->copy = NULL;
 	complete_all(&c->done);
 	return 0;

@@ -4,17 +4,17 @@
 # itself (COPY), so every page verifies, none is lost, the survivors' stats
 # count the pages they copied out (about the copies lost), dmesg says the
 # recovery went by server copy, and the client sent less than a tenth of
-# the pages recovered.  Then server 2 comes back with a peer key of its
-# own and server 0 is killed: a COPY from or to server 2 stores nothing
-# (NOENT), the rest goes the client's way, and every page still verifies,
-# none lost.
-# Then server 2 comes back (a peer again) and server 3 is killed under
+# the pages recovered.
+# 1b. Server 2 comes back (a peer again) and server 3 is killed under
 # foreground reads with recovery_rate's minimum at 1 page/s: pages the
 # servers copy count against the maximum only, from the first batch on
 # (their relabels are asked before the batch is paced), so the recovery
 # takes well under a second (330 ms under TCG).  Counted a batch late, the
 # first batch's pages held the second one until they left the rate's
 # window, two seconds; counted against the minimum, minutes.
+# 2. Server 2 comes back with a peer key of its own and server 0 is
+# killed: a COPY from or to server 2 stores nothing (NOENT), the rest goes
+# the client's way, and every page still verifies, none lost.
 # A module without COPY reads and writes every page itself: step 1 fails.
 # mem: 256M
 # servers: 4 peers
