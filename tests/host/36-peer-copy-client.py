@@ -19,11 +19,12 @@ NSWAP2L_CAP_COPY.
     pages on their way to B and is answered NOSPC at once; then the first
     OK with all 256 keys, the second NOENT (B held them all already).
     Prints "nospc: first=N second=noent third=nospc".
-36-peer-copy-client.py closed PORT_A PORT_B --key-file K --client NAME
+36-peer-copy-client.py closed PORT_A PORT_B --key-file K --client NAME --stop-pid PID
     stores keys 1001-1256 on A (namespace a2), learns B's server id (a
-    connection in namespace b2, closed again), sends A a COPY of them to B,
-    namespace b2, and closes the connection at once, before the reply.
-    Prints "closed".
+    connection in namespace b2, closed again), stops B (SIGSTOP to PID: its
+    answers to A's PEER_PUTs cannot come before A has seen the close; the
+    caller continues it), sends A a COPY of them to B, namespace b2, and
+    closes the connection at once, before the reply.  Prints "closed".
 36-peer-copy-client.py malformed PORT_A CASE --key-file K --client NAME [--peer-key-file P]
     one good connection (namespace a3) stores keys 2001-2002 on A; another
     sends a malformed COPY: CASE count0 (no key), too-many
@@ -37,6 +38,7 @@ import argparse
 import importlib.util
 import os
 import random
+import signal
 import struct
 import sys
 
@@ -189,6 +191,7 @@ def closed(args):
     conn_b.sock.close()
     conn_a = session(args.port_a, args, ident(0xa2))
     put(conn_a, CLOSED_KEYS)
+    os.kill(args.stop_pid, signal.SIGSTOP)
     conn_a.send(COPY, len(CLOSED_KEYS), copy_payload(b_id, ident(0xb2), CLOSED_KEYS))
     conn_a.sock.close()
     print("closed")
@@ -222,6 +225,7 @@ def main():
     parser.add_argument("--key-file", required=True)
     parser.add_argument("--client", default="default")
     parser.add_argument("--peer-key-file")
+    parser.add_argument("--stop-pid", type=int)
     args = parser.parse_args()
     args.key = open(args.key_file, "rb").read()
     try:

@@ -10,8 +10,8 @@
 # no peer with gets NOENT; three COPYs of 256 pages at once: the third
 # NOSPC at once (A sends a peer at most 512 pages at a time), the second
 # NOENT (B held them all after the first).  A client that closes its connection right
-# after its COPY never learns of the copies: A frees them on B (B's
-# namespace holds none of them again).  Malformed COPYs (no key, one too
+# after its COPY, before B answered A (B stopped meanwhile), never learns of
+# the copies: A frees them on B (B's namespace holds none of them again).  Malformed COPYs (no key, one too
 # many, a length not the count's, without NSWAP2L_CAP_COPY, in a peer
 # session) close their connection, and another client's goes on.
 source "$(dirname "$0")/lib.sh"
@@ -57,8 +57,17 @@ assert_eq "$(ns_field b "$(client_id b5)" pages)" 256 "pages of B's namespace b5
 # the client leaves before the reply: what B stored is freed there
 migrated_in=$(stat_field b pages_migrated_in)
 freed=$(stat_field b keys_freed)
-out=$(python3 "${COPY_CLIENT[@]}" closed "$PORT_A" "$PORT_B" "${C[@]}" 2>&1) ||
-	fail "copy closed: $out"
+# B stopped until A has seen the close: a reply A sent before it would be
+# the client's to lose, not A's to undo
+out=$(python3 "${COPY_CLIENT[@]}" closed "$PORT_A" "$PORT_B" "${C[@]}" \
+	--stop-pid "${SERVER_PID[b]}" 2>&1) || fail "copy closed: $out"
+a2_closed() {
+	local connections
+	connections=$(ns_field a "$(client_id a2)" connections)
+	[[ $connections == 0 || $connections == none ]]
+}
+wait_until 10 a2_closed || fail "A did not see namespace a2's connection close"
+kill -CONT "${SERVER_PID[b]}"
 b_took_and_freed() {
 	(($(stat_field b pages_migrated_in) == migrated_in + 256 &&
 		$(stat_field b keys_freed) == freed + 256))

@@ -15,6 +15,8 @@ cleanup() {
 	set +e
 	for name in "${!SERVER_PID[@]}"; do
 		kill "${SERVER_PID[$name]}" 2>/dev/null || true
+		# one a test stopped (SIGSTOP) takes its SIGTERM once continued
+		kill -CONT "${SERVER_PID[$name]}" 2>/dev/null || true
 	done
 	# probes a failed test left running in the background
 	for pid in $(jobs -p); do
