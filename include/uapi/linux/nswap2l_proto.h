@@ -281,6 +281,17 @@ enum nswap2l_msg_type {
 	 * order, each once; NOENT or NOSPC, no payload.
 	 */
 	NSWAP2L_MSG_COPY	= 12,
+	/*
+	 * c->s (NSWAP2L_CAP_RELEASE), count 0, no payload: the client is done
+	 * with this namespace for good (its device was removed): the server
+	 * frees every page in it now rather than a grace period after the
+	 * client left.  Reply OK, no payload; the server then closes the
+	 * connection, and the namespace ends with its last connection.  A
+	 * copy or move on its way into the namespace (Migration, Copy) is
+	 * not undone: what it stores lives for the grace period, as in a
+	 * namespace nobody connects to.
+	 */
+	NSWAP2L_MSG_RELEASE	= 13,
 };
 
 /* Set in the type of every reply. */
@@ -323,6 +334,8 @@ enum nswap2l_status {
  * too.  A server announces it also without peers (its COPYs get NOENT).
  */
 #define NSWAP2L_CAP_COPY	(1ULL << 6)
+/* The client may send RELEASE when its device goes. */
+#define NSWAP2L_CAP_RELEASE	(1ULL << 7)
 
 /* client_name of a peer session, NUL-padded like any other. */
 #define NSWAP2L_PEER_CLIENT_NAME	".peer"
