@@ -81,6 +81,8 @@ struct netram_poly1305_ops;
  */
 #define NETRAM_FREE_DELAY	(HZ / 20)
 #define NETRAM_HANDSHAKE_TIMEOUT (5 * HZ)
+/* What a device's removal waits for its servers' RELEASE replies, all together. */
+#define NETRAM_RELEASE_TIMEOUT	(HZ / 2)
 /*
  * A connection idle for half the timeout carries a heartbeat: a FREE of key
  * 0, which no page has (keys start at 1) and which every server answers.
@@ -324,7 +326,7 @@ struct netram_server {
 	void (*saved_write_space)(struct sock *sk);
 	u32 max_pages;			/* per PUT/GET, from the server's HELLO */
 	/*
-	 * NSWAP2L_CAP_SEALED_GET, _PUT_FREES, _MOVED and _COPY, if in effect on
+	 * NSWAP2L_CAP_SEALED_GET, _PUT_FREES, _MOVED, _COPY and _RELEASE, if in effect on
 	 * this connection: set by its handshake before the server is up, read by
 	 * the receiver and under lock.
 	 */
@@ -366,6 +368,9 @@ struct netram_server {
 	unsigned long last_sent;	/* jiffies, the last request message taken */
 	struct bio_list queue;		/* PUT and GET bios, in arrival order */
 	struct list_head copies;	/* COPYs to send (struct netram_copy) */
+	bool release_wanted;		/* a RELEASE to send (netram_release_namespaces()) */
+	bool release_asked;
+	struct completion released;	/* its reply came */
 	u64 *free_keys;			/* a stack: the bottom one is the oldest */
 	unsigned int nr_free_keys;
 	unsigned long free_since;	/* jiffies, when the bottom one came */

@@ -193,7 +193,7 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 		.version_max = cpu_to_le32(NSWAP2L_PROTO_VERSION),
 		/* Pages checked by their seals only if they have any. */
 		.capabilities = cpu_to_le64(NSWAP2L_CAP_EVICT | NSWAP2L_CAP_NO_CLIENT |
-					    NSWAP2L_CAP_PUT_FREES |
+					    NSWAP2L_CAP_PUT_FREES | NSWAP2L_CAP_RELEASE |
 					    (nt->protect ? NSWAP2L_CAP_SEALED_GET : 0) |
 					    /* a write-once tier never PUTs a key it holds */
 					    (srv->moved ? NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY : 0)),
@@ -262,7 +262,8 @@ int netram_handshake(struct netram_server *srv, struct socket *sock, bool *found
 		netram_moved_set_id(srv, caps & NSWAP2L_CAP_MOVED ? in.moved.server_id : NULL);
 	/* In effect when both sides announce them; a server from before has none. */
 	WRITE_ONCE(srv->caps, caps & (NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES |
-				      NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY));
+				      NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY |
+				      NSWAP2L_CAP_RELEASE));
 	*free_pages = le64_to_cpu(tail.auth_reply.free_pages);
 	*found = le16_to_cpu(tail.auth_reply.flags) & NSWAP2L_FLAG_NAMESPACE_FOUND;
 	return 0;

@@ -286,7 +286,8 @@ static void netram_disconnect(struct netram_server *srv, int error)
 		netram_set_state(srv, srv->state == NETRAM_UP_FAILED ? NETRAM_DOWN_FAILED :
 				 NETRAM_DOWN);
 	spin_unlock_irq(&srv->lock);
-	if (!removed && !kthread_should_stop())
+	/* -ESHUTDOWN: the RELEASE the device's removal sent was answered */
+	if (!removed && error != -ESHUTDOWN && !kthread_should_stop())
 		DMWARN_LIMIT("%s: server %s: connection lost (error %d)",
 			     netram_dev_name(srv->nt), srv->name, error);
 
@@ -401,7 +402,7 @@ static int netram_receiver(void *data)
 		do {
 			r = netram_receive_one(srv);
 		} while (!r);
-		if (r != -EPIPE && r != -ECONNRESET && !kthread_should_stop())
+		if (r != -EPIPE && r != -ECONNRESET && r != -ESHUTDOWN && !kthread_should_stop())
 			atomic64_inc(&srv->errors);
 		netram_disconnect(srv, r);
 	}

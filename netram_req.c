@@ -249,9 +249,8 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	free = netram_frees_due(srv);
 	copy = list_first_entry_or_null(&srv->copies, struct netram_copy, list);
 	netram_take_oversized(srv, oversized);
-	if (!free && !copy && bio_list_empty(&srv->queue))
-		return NULL;
-	if (!free && !copy && netram_held_back(srv))
+	if (!free && !copy && !srv->release_wanted &&
+	    (bio_list_empty(&srv->queue) || netram_held_back(srv)))
 		return NULL;
 
 	*tag = ffz(srv->busy_tags);
@@ -260,7 +259,11 @@ static struct netram_msg *netram_next_msg(struct netram_server *srv, u32 *tag,
 	msg->nr_bios = 0;
 	msg->nr_frees = 0;
 	msg->copy = NULL;
-	if (copy && !free) {
+	if (srv->release_wanted) {
+		/* the device is gone: nothing else is queued, nothing comes after */
+		srv->release_wanted = false;
+		msg->type = NSWAP2L_MSG_RELEASE;
+	} else if (copy && !free) {
 		list_del(&copy->list);
 		netram_fill_copy(msg, copy);
 	} else if (free) {
@@ -958,6 +961,7 @@ int netram_receive_one(struct netram_server *srv)
 		r = netram_complete_put(srv, msg, status, length);
 		break;
 	case NSWAP2L_MSG_FREE:
+	case NSWAP2L_MSG_RELEASE:
 		r = length || status != NSWAP2L_OK ? -EPROTO : 0;
 		break;
 	case NSWAP2L_MSG_COPY:
@@ -968,6 +972,14 @@ int netram_receive_one(struct netram_server *srv)
 	}
 	if (!r)
 		netram_release_tag(srv, tag);
+	if (!r && type == NSWAP2L_MSG_RELEASE) {
+		/* The server closes the connection: never open the freed namespace again. */
+		mutex_lock(&srv->sock_mutex);
+		srv->stopping = true;
+		mutex_unlock(&srv->sock_mutex);
+		complete(&srv->released);
+		r = -ESHUTDOWN;
+	}
 	return r;
 }
 

@@ -50,7 +50,7 @@ struct nswap2l_prefetch {
 	struct workqueue_struct *wq;
 	struct delayed_work work;
 
-	struct mutex lock;		/* cfg, picker, choice, paused */
+	struct mutex lock;		/* cfg, picker, choice, paused, largest_wakeup */
 	struct nswap2l_prefetch_config cfg;
 	struct nswap2l_picker *picker;	/* NULL: prefetching off */
 	const char *choice;		/* the arm in use, for stats */
@@ -62,6 +62,7 @@ struct nswap2l_prefetch {
 	u64 last_written;
 	u64 last_busy, last_samples;
 	u64 last_reads, last_read_ns;
+	u64 largest_wakeup;		/* most pages moved at one wake-up since cfg changed */
 
 	atomic64_t wakeups;
 	atomic64_t prefetched;
@@ -337,7 +338,7 @@ static void prefetch_work(struct work_struct *work)
 	struct nswap2l_prefetch_config *cfg = &pf->cfg;
 	struct nswap2l_prefetch_view view;
 	unsigned int interval, n, arm;
-	u64 quota = 0;
+	u64 quota = 0, before, moved;
 
 	mutex_lock(&pf->lock);
 	/* Prefetching was switched off: the worker stops until it is on again. */
@@ -358,6 +359,7 @@ static void prefetch_work(struct work_struct *work)
 					  pf->picker->type->type.name;
 	mutex_unlock(&pf->lock);
 
+	before = atomic64_read(&pf->prefetched);
 	while (quota && !READ_ONCE(pf->paused)) {
 		mutex_lock(&pf->lock);
 		n = pf->picker ? pf->picker->pick(pf->picker, &nc->map, pf->pages,
@@ -368,6 +370,11 @@ static void prefetch_work(struct work_struct *work)
 		quota -= n;
 		cond_resched();
 	}
+	/* Only this worker adds to prefetched. */
+	moved = atomic64_read(&pf->prefetched) - before;
+	mutex_lock(&pf->lock);
+	pf->largest_wakeup = max(pf->largest_wakeup, moved);
+	mutex_unlock(&pf->lock);
 	if (!READ_ONCE(pf->paused))
 		queue_delayed_work(pf->wq, &pf->work, msecs_to_jiffies(interval));
 }
@@ -465,6 +472,7 @@ static void install(struct nswap2l_prefetch *pf, const struct nswap2l_prefetch_c
 			look(pf, &view);
 	}
 	pf->cfg = *cfg;
+	pf->largest_wakeup = 0;
 	/* A new interval applies now, not after the old one. */
 	if (!pf->paused && pf->picker)
 		mod_delayed_work(pf->wq, &pf->work, msecs_to_jiffies(cfg->interval_ms));
@@ -565,15 +573,17 @@ ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 	struct nswap2l_io_stats io;
 	const char *policy;
 	unsigned int arm;
+	u64 largest;
 	int len;
 
 	mutex_lock(&pf->lock);
 	policy = which_name(&pf->cfg);
+	largest = pf->largest_wakeup;
 	mutex_unlock(&pf->lock);
 	len = sysfs_emit(buf, "policy %s\nwakeups %lld\n", policy, atomic64_read(&pf->wakeups));
 	len = nswap2l_prefetch_emit_counters(nc, buf, len);
-	len += sysfs_emit_at(buf, len, "failed %lld\nrewritten %lld\n",
-			     atomic64_read(&pf->failed), atomic64_read(&pf->rewritten));
+	len += sysfs_emit_at(buf, len, "failed %lld\nrewritten %lld\nlargest_wakeup %llu\n",
+			     atomic64_read(&pf->failed), atomic64_read(&pf->rewritten), largest);
 	nswap2l_stats_sum(nc, &io);
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
 		const struct nswap2l_prefetch_which *which = nswap2l_prefetch_arm(arm);

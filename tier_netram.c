@@ -280,6 +280,7 @@ static int netram_new_server(struct netram_tier *nt, struct dm_target *ti,
 	srv->state = NETRAM_CONNECTING;
 	bio_list_init(&srv->queue);
 	INIT_LIST_HEAD(&srv->copies);
+	init_completion(&srv->released);
 
 	srv->msgs = kvcalloc(NETRAM_TAGS, sizeof(*srv->msgs), GFP_KERNEL);
 	srv->free_keys = kvcalloc(NETRAM_FREE_QUEUE, sizeof(u64), GFP_KERNEL);
@@ -502,6 +503,44 @@ static int netram_parse_list(struct netram_tier *nt, struct dm_target *ti, const
 /*----------------------------------------------------------------
  * Create, start, stop, destroy
  *--------------------------------------------------------------*/
+/*
+ * The device goes for good: each server connected frees our pages now
+ * (RELEASE) rather than a grace period after the connection closes, so that
+ * a device made next over the same servers finds their memory free.  Best
+ * effort and bounded: a server that does not answer in time frees them
+ * after its grace period, as before.
+ */
+static void netram_release_namespaces(struct netram_tier *nt)
+{
+	unsigned long deadline = jiffies + NETRAM_RELEASE_TIMEOUT;
+	struct netram_server *srv;
+	unsigned long asked = 0;
+	unsigned int i;
+
+	BUILD_BUG_ON(NETRAM_MAX_SERVERS > BITS_PER_LONG);
+	for (i = 0; i < netram_nr_servers(nt); i++) {
+		srv = nt->servers[i];
+		spin_lock_irq(&srv->lock);
+		if (netram_state_connected(srv->state) && !srv->release_asked &&
+		    (READ_ONCE(srv->caps) & NSWAP2L_CAP_RELEASE)) {
+			srv->release_wanted = true;
+			srv->release_asked = true;
+			__set_bit(i, &asked);
+		}
+		spin_unlock_irq(&srv->lock);
+		if (test_bit(i, &asked))
+			netram_queue_io(srv);
+	}
+	for_each_set_bit(i, &asked, NETRAM_MAX_SERVERS) {
+		srv = nt->servers[i];
+		if (!wait_for_completion_timeout(&srv->released,
+						 max_t(long, deadline - jiffies, 1)))
+			DMWARN("%s: server %s did not answer RELEASE in %u ms: it frees our pages after its grace period",
+			       netram_dev_name(nt), srv->name,
+			       jiffies_to_msecs(NETRAM_RELEASE_TIMEOUT));
+	}
+}
+
 static void netram_stop(struct nswap2l_tier *tier)
 {
 	struct netram_tier *nt = to_netram_tier(tier);
@@ -509,6 +548,7 @@ static void netram_stop(struct nswap2l_tier *tier)
 
 	cancel_delayed_work_sync(&nt->watchdog);
 	netram_scheme_stop(nt);
+	netram_release_namespaces(nt);
 	/* All receivers first: none may walk a server that is being freed. */
 	for (i = 0; i < netram_nr_servers(nt); i++)
 		netram_stop_server(nt->servers[i]);
