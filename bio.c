@@ -110,9 +110,10 @@ static unsigned int bio_pages(struct bio *bio)
 }
 
 /*
- * A write to pages that prefetching moved to flash, or that a write-once
- * tier holds: new contents, which the placement policy places (Network RAM
- * first) as it places any new page; their old slots are freed once the bios
+ * A write to pages that prefetching moved to flash, that a write-once tier
+ * holds, or that a slower tier holds while a faster one has room: new
+ * contents, which the placement policy places (Network RAM first) as it
+ * places any new page; their old slots are freed once the bios
  * that may read them are done.  Returns the run placed, with its entry in
  * *@entry; 0 if the release queue is full or no tier has room (the caller
  * updates in place, or on a write-once tier reroutes the write); -EAGAIN
@@ -138,6 +139,22 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 }
 
 static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned long until);
+
+/*
+ * Pages go to the fastest tier with room, also when they are written again:
+ * a page that spilled to flash while Network RAM was full goes back there
+ * once it has room (prefetching moved cold pages out, a server grew), so
+ * that the pages written most stay in the fastest tier (Nswap2L).
+ */
+static bool faster_tier_has_room(struct nswap2l *nc, u64 entry, unsigned int nr)
+{
+	int id;
+
+	for (id = 0; id < nswap2l_entry_tier(entry); id++)
+		if (nc->tiers[id] && nswap2l_tier_free(nc->tiers[id]) >= nr)
+			return true;
+	return false;
+}
 
 /*
  * A write-once tier never takes a page again under its slot (a donor
@@ -182,7 +199,8 @@ again:
 	nr = bio_pages(bio);
 	entry = nswap2l_map_lookup(&nc->map, nb->page);
 	if (entry && write && ((entry & NSWAP2L_ENTRY_PREFETCHED) ||
-			       nc->tiers[nswap2l_entry_tier(entry)]->write_once)) {
+			       nc->tiers[nswap2l_entry_tier(entry)]->write_once ||
+			       faster_tier_has_room(nc, entry, nr))) {
 		if (unlikely(READ_ONCE(nswap2l_fault_reroute_ms)) &&
 		    nc->tiers[nswap2l_entry_tier(entry)]->write_once)
 			r = 0;

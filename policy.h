@@ -91,6 +91,7 @@ enum nswap2l_prefetch_question {
 struct nswap2l_prefetch_view {
 	u64 written;		/* pages written since the last wake-up */
 	u64 held;		/* pages in Network RAM */
+	u64 room;		/* pages Network RAM can take now */
 	u64 busy_x100;		/* foreground bios in flight, mean since last wake-up, x100 */
 	u64 read_ns;		/* foreground read latency, mean since last wake-up (0: none) */
 	u64 prefetched[NSWAP2L_PREFETCH_ARMS];	/* pages each arm moved, ever */
@@ -131,7 +132,7 @@ struct nswap2l_picker {
 	/*
 	 * Up to @nr pages now in Network RAM, into @pages, the arm that chose
 	 * them in *@arm; returns how many, 0 when this wake-up found no more.
-	 * With @nr == 0, a clock only ages pages.
+	 * With @nr == 0 (a wake-up that takes nothing), a clock may age pages.
 	 */
 	unsigned int (*pick)(struct nswap2l_picker *p, struct nswap2l_map *map,
 			     u64 *pages, unsigned int nr, unsigned int *arm);

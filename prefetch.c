@@ -291,6 +291,7 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 	pf->last_read_ns = read_ns;
 	/* A picker is only installed on a device with Network RAM and flash. */
 	view->held = max_t(s64, atomic64_read(&nc->tiers[NSWAP2L_TIER_NETRAM]->used), 0);
+	view->room = nswap2l_tier_free(nc->tiers[NSWAP2L_TIER_NETRAM]);
 
 	busy = nswap2l_profiler_busy(nc, &samples);
 	view->busy_x100 = samples == pf->last_samples ? 0 :

@@ -4,8 +4,15 @@
  * a clock hand over the map entries' referenced bit, which every read and
  * write of a page sets.  The hand clears the bit of every Network RAM page
  * it passes; "lrs" takes the pages whose bit was clear (not touched since
- * the hand last passed), "mrs" those whose bit was set.  With no page to
- * take, the hand still sweeps its lap, so that the bits age.
+ * the hand last passed), "mrs" those whose bit was set.
+ *
+ * How fast bits age differs.  "mrs" wants the pages touched lately, so its
+ * hand sweeps a lap at every wake-up, also one that takes nothing: a set
+ * bit means touched since the last wake-up or so.  "lrs" wants the pages
+ * not touched for long, so its hand moves only while it looks for pages to
+ * take (CLOCK): bits age as fast as pages are wanted, and a page written
+ * again before the hand comes round stays (with aging at every wake-up,
+ * any page not written within one interval looked cold).
  */
 #include "../policy.h"
 
@@ -21,6 +28,8 @@ static unsigned int clock_pick(struct nswap2l_picker *p, struct nswap2l_map *map
 	u64 page;
 
 	*arm = p->type->arm;
+	if (!nr && !take_referenced)
+		return 0;
 	while ((!nr || n < nr) && nswap2l_hand_next(&hp->hand, map, &page)) {
 		if (!nswap2l_entry_prefetchable(nswap2l_map_lookup(map, page)))
 			continue;

@@ -1,8 +1,9 @@
 # Prefetching from Network RAM to flash, policy by policy.  First lrs and
 # mrs on a workload that tells them apart: region A is written and left
-# alone while the clock hand ages it (amount written:0 moves nothing), then
-# region B is written with a quota of exactly the pages B brings
-# (written:100, one long interval): lrs moves A to flash and leaves B in
+# alone (amount written:0 moves nothing; mrs's hand ages it at every
+# wake-up), then region B is written with a quota of exactly the pages B
+# brings (written:100, one long interval; for lrs, whose hand ages only
+# while it looks for pages, B twice): lrs moves A to flash and leaves B in
 # Network RAM, mrs the opposite, as the tier that serves each region's
 # reads shows.  Then swap with checksummed memory (memcheck) under each of
 # rr, random, lrs, mrs and auto: memory verifies, the pages are counted for
@@ -51,6 +52,14 @@ tell_apart() {
 	pf_set lm amount written:100 || die "$_p: set amount written:100"
 	assert_eq "$(pf_get lm amount)" written:100:4096 "$_p: prefetch amount"
 	blkpat write $_lm_dev $B $N 42 || die "$_p: write region B"
+	if [ "$_p" = lrs ]; then
+		# lrs's hand ages only while it looks for pages (CLOCK): its
+		# first lap clears A's and B's bits and takes nothing; B
+		# written again, the next one takes A
+		_w=$(pf_stat lm wakeups)
+		wait_until 30 lm "lrs: a wake-up after writing B" pf_stat_ge lm wakeups $((_w + 1))
+		blkpat write $_lm_dev $B $N 42 || die "$_p: write region B again"
+	fi
 	wait_until 60 lm "$_p: $N pages prefetched after writing B" pf_stat_ge lm prefetched $N
 	wait_until 30 lm "$_p: $N pages on flash" flash_has lm $N
 	show_status lm
