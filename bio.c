@@ -127,6 +127,7 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 
 	if (!nswap2l_release_reserve(&nc->map))
 		return 0;
+	nr = nswap2l_map_flags_run(&nc->map, page, nr, *entry);
 	r = nswap2l_map_place(nc, page, nr, home, entry);
 	if (r > 0) {
 		queue_release(nc, home, r, 0);

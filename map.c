@@ -283,6 +283,16 @@ unsigned int nswap2l_map_note_run(struct nswap2l *nc, u64 page, unsigned int nr,
 	return n;
 }
 
+unsigned int nswap2l_map_flags_run(struct nswap2l_map *map, u64 page, unsigned int nr, u64 entry)
+{
+	unsigned int n = 1;
+
+	while (n < nr && !((nswap2l_map_lookup(map, page + n) ^ entry) &
+			   (NSWAP2L_ENTRY_PREFETCHED | NSWAP2L_ENTRY_ARM_MASK)))
+		n++;
+	return n;
+}
+
 unsigned int nswap2l_map_unwritten_run(struct nswap2l_map *map, u64 page, unsigned int nr)
 {
 	unsigned int n = 1;

@@ -67,6 +67,11 @@ u64 nswap2l_map_note_access(struct nswap2l_map *map, u64 page, u64 entry, bool w
  */
 unsigned int nswap2l_map_note_run(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry,
 				  bool write);
+/*
+ * How many pages from @page, at most @nr, were prefetched as @entry says
+ * (or not): a run placed again is counted as the first page's.
+ */
+unsigned int nswap2l_map_flags_run(struct nswap2l_map *map, u64 page, unsigned int nr, u64 entry);
 /* How many pages from @page, at most @nr, were never written (or were discarded). */
 unsigned int nswap2l_map_unwritten_run(struct nswap2l_map *map, u64 page, unsigned int nr);
 /* Flag the page as moving if its home still is @home; false if it changed. */
