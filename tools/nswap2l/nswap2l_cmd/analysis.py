@@ -250,8 +250,8 @@ class _Replay:
     def pick_clock(self, quota, value):
         if quota:
             self.take(quota, value, passed=self.age)
-        else:
-            self.hand.find(self.pages, None, passed=self.age)   # a lap that only ages
+        elif value & REFERENCED:
+            self.hand.find(self.pages, None, passed=self.age)   # mrs: a lap that only ages
 
     def pick_lrs(self, quota):
         self.pick_clock(quota, NETRAM)
@@ -278,6 +278,9 @@ def check_replay_settings(when, amount, interval_ms, cap=4096):
     if when not in WHEN:
         raise ValueError(f"prefetch when '{when}': the replay models {' and '.join(WHEN)} "
                          "(idle needs the bios in flight, and the trace records only their queueing)")
+    if str(amount).startswith("free:"):
+        raise ValueError(f"prefetch amount '{amount}': the replay gives Network RAM no size, "
+                         "so it is never short of room (model written:P or held:P)")
     basis, percent, cap = _amount(amount, cap)
     if not interval_ms > 0:
         raise ValueError(f"prefetch interval '{interval_ms}': must be more than 0 ms")
@@ -317,7 +320,8 @@ def replay_policies(trace, policies, dev=None, when="always", amount="written:10
                 sets: at each Network RAM page it passes the hand clears
                 the bit; lrs takes the pages whose bit was clear, mrs
                 those whose bit was set.  At a wake-up with nothing to
-                take, the hand still sweeps its lap, ageing the bits.
+                take, mrs's hand still sweeps its lap, ageing the bits;
+                lrs's moves only while it looks for pages (CLOCK).
         none    never prefetches (its wake-ups are counted all the same).
     - A read of a page on flash is served from flash.
 

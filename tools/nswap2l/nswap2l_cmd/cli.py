@@ -462,7 +462,7 @@ def build_parser():
                    help=f"placement policy: {', '.join(table.PLACEMENTS)} (default {table.DEFAULT_PLACEMENT})")
     p.add_argument("--prefetch", metavar="POLICY", help=f"prefetch policy: {', '.join(table.PREFETCH_POLICIES)}")
     p.add_argument("--when", metavar="WHEN", help="prefetch when: always, swapping, idle[:N]")
-    p.add_argument("--amount", metavar="AMOUNT", help="prefetch amount: written:P[:CAP] or held:P[:CAP]")
+    p.add_argument("--amount", metavar="AMOUNT", help="prefetch amount: written:P[:CAP], held:P[:CAP] or free:P[:CAP]")
     p.add_argument("--interval", metavar="MS", help="prefetch interval in ms")
     p.add_argument("--overcommit", action="store_true", help="allow a device larger than its tiers")
     p.add_argument("--swap", action="store_true", help="mkswap and swapon --discard it")
@@ -489,7 +489,7 @@ def build_parser():
     p.add_argument("policy", metavar="POLICY", nargs="?",
                    help=f"one of {', '.join(table.PREFETCH_POLICIES)}")
     p.add_argument("--when", metavar="WHEN", help="always, swapping or idle[:N]")
-    p.add_argument("--amount", metavar="AMOUNT", help="written:P[:CAP] or held:P[:CAP]")
+    p.add_argument("--amount", metavar="AMOUNT", help="written:P[:CAP], held:P[:CAP] or free:P[:CAP]")
     p.add_argument("--interval", metavar="MS", help="milliseconds between wake-ups")
     p.add_argument("--json", action="store_true")
 

@@ -43,7 +43,7 @@ DEFAULT_PARITY_GROUP = 5                           # netram_args.c: NETRAM_DEFAU
 PARITY_MIN_SERVERS = DEFAULT_PARITY_GROUP + 1
 CLIENT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,30}$")
 WHEN = re.compile(r"^(always|swapping|idle(:[0-9]+)?)$")
-AMOUNT = re.compile(r"^(written|held):[0-9]+(:[0-9]+)?$")
+AMOUNT = re.compile(r"^(written|held|free):[0-9]+(:[0-9]+)?$")
 MAX_SERVERS = 16
 MIN_KEY, MAX_KEY = 16, 256          # NSWAP2L_PROTO_{MIN,MAX}_KEY_SIZE
 MIN_INTERVAL, MAX_INTERVAL = 10, 60000   # prefetch.c
@@ -169,7 +169,7 @@ def check_amount(value, option="--amount"):
     match = AMOUNT.match(value)
     numbers = [int(n) for n in value.split(":")[1:]] if match else []
     if not match or numbers[0] > 100 or (len(numbers) == 2 and not 1 <= numbers[1] <= MAX_PREFETCH_CAP):
-        raise bad_value(option, value, "written:P[:CAP] or held:P[:CAP], "
+        raise bad_value(option, value, "written:P[:CAP], held:P[:CAP] or free:P[:CAP], "
                         f"P a percentage 0-100, CAP pages per wake-up 1-{MAX_PREFETCH_CAP}")
     return value
 

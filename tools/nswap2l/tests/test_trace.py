@@ -324,13 +324,18 @@ class TestReplay(unittest.TestCase):
 
     def test_lrs(self):
         # 10 ms: every page in Network RAM has its bit set: the lap takes
-        # none and clears them all.  20 ms: the lap clears 12's (read at 12
-        # ms).  30 ms: 8 was read at 24 ms (set, cleared now), 9 and 10 are
-        # clear: taken.  From flash: 10 @36.  Never read there: 9.
+        # none and clears them all.  20 ms: nothing to take, and lrs's hand
+        # moves only to take (12's bit, set at 12 ms, stays).  30 ms: 8 was
+        # read at 24 ms (set, cleared now), 9 and 10 are clear: taken.  From
+        # flash: 10 @36.  Never read there: 9.
         self.check(self.replay("lrs"), 2, 1, 1)
 
     def test_none(self):
         self.check(self.replay("none"), 0, 0, 0)
+
+    def test_free_not_modelled(self):
+        with self.assertRaisesRegex(ValueError, "never short of room"):
+            self.replay("lrs", amount="free:25")
 
     def test_held(self):
         # held:50, always: 8 held at 10 ms -> 8..11; 4 held (12..15) at 20 ms
