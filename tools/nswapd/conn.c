@@ -613,8 +613,8 @@ static void handle_release(struct conn *conn, const struct proto_request *req)
 {
 	uint64_t pages = server_release_namespace(conn->srv, conn->ns);
 
-	log_info("client %s: namespace %s released, %llu pages freed", conn->ns->account->client,
-		 conn->ns->id_hex, (unsigned long long)pages);
+	log_info_peer("client %s: namespace %s released, %llu pages freed",
+		      conn->ns->account->client, conn->ns->id_hex, (unsigned long long)pages);
 	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
 	queue_end(conn);
 	conn->state = CONN_CLOSING;
