@@ -23,27 +23,31 @@
 import argparse
 import importlib.util
 import os
-import socket
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import caps  # noqa: E402
-from caps import Failed, keys_bytes, page_of, put_payload, seal_of  # noqa: E402
+from caps import Failed, keys_bytes  # noqa: E402
 
-spec = importlib.util.spec_from_file_location("peer_client", os.path.join(HERE, "33-peer-client.py"))
-peer_client = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(peer_client)
+
+def load(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+peer_client = load("peer_client", "33-peer-client.py")
+copy_client = load("copy_client", "36-peer-copy-client.py")
+reply_to, put, get, as_put, ident = (copy_client.reply_to, copy_client.put, copy_client.get,
+                                     copy_client.as_put, copy_client.ident)
 
 CAP_RELEASE = 1 << int(caps.re.search(r"#define NSWAP2L_CAP_RELEASE\s+\(1ULL << (\d+)\)",
                                       caps.PROTO).group(1))
 RELEASE = int(caps.re.search(r"NSWAP2L_MSG_RELEASE\s*= (\d+)", caps.PROTO).group(1))
 CAP_MOVED, CAP_PEER = peer_client.CAP_MOVED, peer_client.CAP_PEER
 OTHER_KEYS = list(range(1, 51))
-
-
-def ident(n):
-    return bytes.fromhex("%032x" % n)
 
 
 def session(args, client_id, release=True):
@@ -54,48 +58,12 @@ def session(args, client_id, release=True):
     return conn
 
 
-def reply_to(conn, tag, mtype):
-    """The reply to the request tagged tag (CAPACITY messages skipped): (fields, payload)."""
-    while True:
-        fields, payload, _ = conn.recv()
-        if fields[1] == peer_client.CAPACITY:
-            continue
-        if fields[1] != mtype | caps.REPLY or fields[3] != tag:
-            raise Failed("type %#x tag %d, expected the reply to %#x tag %d"
-                         % (fields[1], fields[3], mtype, tag))
-        return fields, payload
-
-
-def request(conn, mtype, keys, payload, status=caps.OK):
-    fields, reply = reply_to(conn, conn.send(mtype, len(keys), payload), mtype)
-    if fields[6] != status:
-        raise Failed("%#x of %s.. answered %d, expected %d" % (mtype, keys[:2], fields[6], status))
-    return reply
-
-
-def put(conn, keys):
-    for first in range(0, len(keys), 64):
-        batch = keys[first:first + 64]
-        request(conn, caps.PUT, batch, put_payload(batch, []))
-
-
-def expect_eof(conn, what):
-    conn.sock.settimeout(5)
-    try:
-        if conn.sock.recv(1):
-            raise Failed("%s: the server sent more" % what)
-    except socket.timeout:
-        raise Failed("%s: the connection stays open" % what)
-    except ConnectionResetError:
-        pass
-
-
 def release(conn):
     fields, payload = reply_to(conn, conn.send(RELEASE, 0, b""), RELEASE)
     if fields[6] != caps.OK or fields[4] or payload:
         raise Failed("RELEASE answered status %d count %d length %d"
                      % (fields[6], fields[4], len(payload)))
-    expect_eof(conn, "after the RELEASE reply")
+    peer_client.expect_eof(conn, "after the RELEASE reply")
 
 
 def release_one(args):
@@ -111,8 +79,8 @@ def shared(args):
     second = session(args, args.client_id_bytes)
     put(second, list(range(11, 16)))
     release(second)
-    request(first, caps.GET, [1, 2], keys_bytes([1, 2]), caps.ERR_NOENT)
-    request(first, caps.GET, [11], keys_bytes([11]), caps.ERR_NOENT)
+    get(first, [1, 2], caps.ERR_NOENT)
+    get(first, [11], caps.ERR_NOENT)
     put(first, [20])
     first.sock.close()
     print("shared")
@@ -133,10 +101,7 @@ def malformed(args):
     # a fresh session: the pages stored before are all there
     args.client, args.key = args.client_name, open(args.key_file, "rb").read()
     other = session(args, args.client_id_bytes, release=False)
-    want = b"".join(b"".join(seal_of(k) for k in OTHER_KEYS[i:i + 64]) +
-                    b"".join(page_of(k) for k in OTHER_KEYS[i:i + 64])
-                    for i in range(0, len(OTHER_KEYS), 64))
-    if request(other, caps.GET, OTHER_KEYS, keys_bytes(OTHER_KEYS)) != want:
+    if get(other, OTHER_KEYS) != as_put(OTHER_KEYS):
         raise Failed("the other namespace's pages changed")
     print("closed=invalid other=ok")
 

@@ -345,22 +345,17 @@ int main(int argc, char **argv)
 	write_seed(argv[1], "release", &s);
 
 	/* a RELEASE with a count, one with a payload, one without NSWAP2L_CAP_RELEASE */
-	config(&s, 0, 255, 15, 1000, 0);
-	handshake(&s, false, NSWAP2L_CAP_RELEASE);
-	keys(&s, NSWAP2L_MSG_PUT, 10, 16, 2);
-	header(&s, NSWAP2L_MSG_RELEASE, 11, 1, 0, 0);
-	write_seed(argv[1], "release-count", &s);
+	for (i = 0; i < 3; i++) {
+		static const char *const names[] = { "release-count", "release-payload",
+						      "release-without-cap" };
 
-	config(&s, 0, 255, 15, 1000, 0);
-	handshake(&s, false, NSWAP2L_CAP_RELEASE);
-	keys(&s, NSWAP2L_MSG_RELEASE, 11, 0, 1);
-	write_seed(argv[1], "release-payload", &s);
-
-	config(&s, 0, 255, 15, 1000, 0);
-	handshake(&s, false, NSWAP2L_CAP_MOVED);
-	keys(&s, NSWAP2L_MSG_PUT, 10, 16, 2);
-	header(&s, NSWAP2L_MSG_RELEASE, 11, 0, 0, 0);
-	write_seed(argv[1], "release-without-cap", &s);
+		config(&s, 0, 255, 15, 1000, 0);
+		handshake(&s, false, i == 2 ? NSWAP2L_CAP_MOVED : NSWAP2L_CAP_RELEASE);
+		keys(&s, NSWAP2L_MSG_PUT, 10, 16, 2);
+		header(&s, NSWAP2L_MSG_RELEASE, 11, i == 0, i == 1 ? 8 : 0, 0);
+		add_keys(&s, 16, i == 1);
+		write_seed(argv[1], names[i], &s);
+	}
 
 	/* a client session sending PEER_PUT */
 	config(&s, 0, 255, 15, 1000, 0);
