@@ -12,6 +12,11 @@
     stores keys 1-10, the second keys 11-15, then the second RELEASEs and
     is closed.  The first goes on: its keys are gone (NOENT), a PUT of key
     20 is OK; it then closes.  Prints "shared".
+38-release-client.py backlog PORT --key-file K --client NAME --client-id HEX
+    stores keys 1-64, sends 40 GETs of them all and RELEASE at once, then
+    waits a second before it reads (a small receive buffer): the server
+    must send every GET reply, then the OK, then close.  Prints
+    "backlog=40".
 38-release-client.py malformed PORT CASE --key-file K --client NAME --client-id HEX
         [--peer-key-file P]
     a RELEASE with count 1 (CASE count), an 8-byte payload (length),
@@ -23,7 +28,9 @@
 import argparse
 import importlib.util
 import os
+import socket
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -48,6 +55,7 @@ CAP_RELEASE = 1 << int(caps.re.search(r"#define NSWAP2L_CAP_RELEASE\s+\(1ULL << 
 RELEASE = int(caps.re.search(r"NSWAP2L_MSG_RELEASE\s*= (\d+)", caps.PROTO).group(1))
 CAP_MOVED, CAP_PEER = peer_client.CAP_MOVED, peer_client.CAP_PEER
 OTHER_KEYS = list(range(1, 51))
+BACKLOG_GETS = 40
 
 
 def session(args, client_id, release=True):
@@ -86,6 +94,26 @@ def shared(args):
     print("shared")
 
 
+def backlog(args):
+    conn = session(args, args.client_id_bytes)
+    keys = list(range(1, 65))
+    put(conn, keys)
+    # what the socket cannot take waits in the server's queue
+    conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    tags = [conn.send(caps.GET, len(keys), keys_bytes(keys)) for _ in range(BACKLOG_GETS)]
+    tag = conn.send(RELEASE, 0, b"")
+    time.sleep(1)
+    for get_tag in tags:
+        fields, payload = reply_to(conn, get_tag, caps.GET)
+        if fields[6] != caps.OK or payload != as_put(keys):
+            raise Failed("GET tag %d answered %d, or other pages" % (get_tag, fields[6]))
+    fields, payload = reply_to(conn, tag, RELEASE)
+    if fields[6] != caps.OK:
+        raise Failed("RELEASE behind GET replies answered %d" % fields[6])
+    peer_client.expect_eof(conn, "after the RELEASE reply")
+    print("backlog=%d" % len(tags))
+
+
 def malformed(args):
     if args.case == "peer":
         args.client, args.key = ".peer", open(args.peer_key_file, "rb").read()
@@ -108,7 +136,7 @@ def malformed(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("release", "shared", "malformed"))
+    parser.add_argument("what", choices=("release", "shared", "backlog", "malformed"))
     parser.add_argument("port", type=int)
     parser.add_argument("case", nargs="?", choices=("count", "length", "no-cap", "peer"))
     parser.add_argument("--key-file", required=True)
@@ -122,7 +150,8 @@ def main():
     args.client_name = args.client
     args.client_id_bytes = ident(args.client_id)
     try:
-        {"release": release_one, "shared": shared, "malformed": malformed}[args.what](args)
+        {"release": release_one, "shared": shared, "backlog": backlog,
+         "malformed": malformed}[args.what](args)
     except (Failed, OSError) as e:
         print("38-release-client.py: %s" % e, file=sys.stderr)
         return 1

@@ -6,9 +6,10 @@
 # the connection, and at once her namespace is gone, held_pages is back to
 # bob's 50, keys_freed and namespaces_released count it.  Two connections
 # in one namespace: one RELEASEs, the other finds its pages gone too, goes
-# on, and the namespace ends with it.  Malformed RELEASEs (a count, a
-# payload, without the capability, in a peer session) close their
-# connection only: bob's pages are all there.
+# on, and the namespace ends with it.  A RELEASE behind GET replies the
+# client has not read: they all come, then the OK, then the close.
+# Malformed RELEASEs (a count, a payload, without the capability, in a
+# peer session) close their connection only: bob's pages are all there.
 source "$(dirname "$0")/lib.sh"
 
 RELEASE_CLIENT=("$REPO_DIR/tests/host/38-release-client.py")
@@ -51,6 +52,13 @@ assert_eq "$(stat_field a keys_freed)" 115 "keys freed by both RELEASEs"
 assert_eq "$(stat_field a namespaces_released)" 2 "namespaces released"
 assert_log a "namespace $(client_id a2): released, its last connection closed"
 
+# the OK comes after every reply queued before it, then the close
+out=$(python3 "${RELEASE_CLIENT[@]}" backlog "$A" "${ALICE[@]}" --client-id a3 2>&1) ||
+	fail "backlog: $out"
+assert_eq "$out" "backlog=40" "a RELEASE behind GET replies not read yet"
+assert_eq "$(ns_field a "$(client_id a3)" pages)" none "namespace a3 after RELEASE"
+assert_eq "$(stat_field a namespaces_released)" 3 "namespaces released"
+
 # malformed RELEASEs close their connection only
 for case in count length no-cap peer; do
 	out=$(python3 "${RELEASE_CLIENT[@]}" malformed "$A" "$case" --key-file "$WORK/clients/bob" \
@@ -62,7 +70,7 @@ assert_log a "count in a message without items"
 assert_log a "length does not match type and count"
 assert_log a "RELEASE without NSWAP2L_CAP_RELEASE"
 assert_log a "client message in a peer session"
-assert_eq "$(stat_field a namespaces_released)" 2 "namespaces released after the malformed ones"
+assert_eq "$(stat_field a namespaces_released)" 3 "namespaces released after the malformed ones"
 assert_eq "$(ns_field a "$(client_id b0)" pages)" 50 "bob's namespace after the malformed RELEASEs"
 
 server_alive a

@@ -618,6 +618,8 @@ static void handle_release(struct conn *conn, const struct proto_request *req)
 	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
 	queue_end(conn);
 	conn->state = CONN_CLOSING;
+	/* the client waits for the OK: replies queued before it must not cut it off */
+	conn->flush_until_ms = conn->srv->now_ms + CONN_CLOSE_FLUSH_MS;
 }
 
 static void handle_evict_reply(struct conn *conn, const struct proto_request *req)
@@ -720,6 +722,12 @@ bool conn_wants_input(const struct conn *conn)
 	if (!conn->out.bytes)
 		return true;
 	return conn->out.bytes < CONN_OUTPUT_HIGH && conn->out.bytes < share;
+}
+
+bool conn_flushing(const struct conn *conn)
+{
+	return conn->state == CONN_CLOSING && conn->out.bytes &&
+	       conn->srv->now_ms < conn->flush_until_ms;
 }
 
 /* The MAC after msg[0..len), under this session's key and next sequence number. */

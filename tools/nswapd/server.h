@@ -170,7 +170,7 @@ struct server {
 	uint32_t next_evict_tag;
 	uint64_t protocol_errors, auth_failures;
 	uint64_t mac_failures;		/* messages whose session MAC was wrong */
-	/* requests answered, pages stored by PUTs, keys freed (by FREEs and PUTs) */
+	/* requests answered, pages stored by PUTs, keys freed (by FREEs, PUTs and RELEASEs) */
 	uint64_t requests_put, requests_get, requests_free;
 	uint64_t pages_put, keys_freed;
 	uint64_t namespaces_released;	/* by RELEASE (their pages count in keys_freed) */
