@@ -51,7 +51,7 @@ done
 cc -O2 -Wall -Wextra -Werror -I "$REPO_DIR/include/uapi" -o "$WORK/netram-hello" \
 	"$REPO_DIR/tests/progs/netram-hello.c" || fail "building netram-hello"
 out=$("$WORK/netram-hello" "127.0.0.1:${SERVER_PORT[s]}" "$WORK/k.key") || fail "netram-hello: $out"
-[[ $out =~ ^version=5\ max_pages=64\ caps=0x7d\ free_pages=[0-9]+\ namespace=new\ auth=ok$ ]] ||
+[[ $out =~ ^version=5\ max_pages=64\ caps=0xfd\ free_pages=[0-9]+\ namespace=new\ auth=ok$ ]] ||
 	fail "netram-hello: '$out'"
 status=0
 out=$("$WORK/netram-hello" "127.0.0.1:${SERVER_PORT[s]}" "$WORK/wrong.key") || status=$?

@@ -31,7 +31,7 @@ assert_eq "$(counters s)" \
 # both: 8 pages, then 2 more freeing 0, 1, 2 and 1000 (never stored)
 out=$(caps_ok --caps both --client-id c1 put:0-7 put:8-9:free=0,1,2,1000 get:3-9 noent:0-0)
 log "both: $(tr '\n' ' ' <<<"$out")"
-assert_eq "$(sed -n 1p <<<"$out")" "caps=0x7d" "capabilities announced (EVICT, SEALED_GET, PUT_FREES, MOVED, PEER, COPY)"
+assert_eq "$(sed -n 1p <<<"$out")" "caps=0xfd" "capabilities announced (EVICT, SEALED_GET, PUT_FREES, MOVED, PEER, COPY, RELEASE)"
 assert_eq "$(grep -c '^mac=seals$' <<<"$out")" 1 "GET reply MACed over header and seals"
 assert_eq "$(counters s)" \
 	"held_pages=7 requests_put=2 requests_get=2 requests_free=0 pages_put=10 keys_freed=3" \
@@ -52,7 +52,7 @@ for caps in none frees sealed; do
 	want=pages
 	[[ $caps == sealed ]] && want=seals
 	assert_eq "$(grep '^mac=' <<<"$out")" "mac=$want" "caps $caps: what a GET reply's MAC covers"
-	assert_eq "$(sed -n 1p <<<"$out")" "caps=0x7d" "capabilities announced to a client with $caps"
+	assert_eq "$(sed -n 1p <<<"$out")" "caps=0xfd" "capabilities announced to a client with $caps"
 	log "caps $caps: GET reply MACed over the $want"
 done
 assert_eq "$(counters s)" \

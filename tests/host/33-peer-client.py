@@ -93,18 +93,23 @@ def session(port, args, client_id, extra_caps):
     return MovedConn(args, caps.CAPS["both"] | extra_caps, client_id)
 
 
+def expect_eof(conn, what):
+    """The server closes conn, sending nothing more."""
+    conn.sock.settimeout(5)
+    try:
+        if conn.sock.recv(1):
+            raise Failed("%s: the server sent more" % what)
+    except socket.timeout:
+        raise Failed("%s: the connection stays open" % what)
+    except ConnectionResetError:
+        pass
+
+
 def expect_closed(conn, what):
     fields, _, _ = conn.recv()
     if fields[6] != caps.ERR_INVALID:
         raise Failed("%s answered with status %d, not INVALID" % (what, fields[6]))
-    conn.sock.settimeout(5)
-    try:
-        if conn.sock.recv(1):
-            raise Failed("%s: the server sent more after INVALID" % what)
-    except socket.timeout:
-        raise Failed("%s: the connection stays open after INVALID" % what)
-    except ConnectionResetError:
-        pass
+    expect_eof(conn, "%s, after INVALID" % what)
 
 
 def get_until(conn, keys, status, seconds=10):

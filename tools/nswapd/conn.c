@@ -27,7 +27,8 @@
  * connection whose HELLO carried it too (NSWAP2L_CAP_EVICT is the client's).
  */
 #define SERVER_CAPABILITIES (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES | \
-			     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER | NSWAP2L_CAP_COPY)
+			     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER | NSWAP2L_CAP_COPY | \
+			     NSWAP2L_CAP_RELEASE)
 
 static bool in_effect(const struct conn *conn, uint64_t cap)
 {
@@ -603,6 +604,24 @@ static void handle_copy(struct conn *conn, const struct proto_request *req)
 		conn_send_copied_status(conn, req->hdr.tag, status, NULL, 0);
 }
 
+/*
+ * RELEASE: the client's device is gone, its pages are freed now rather
+ * than a grace period after it leaves, for the next device to use; the
+ * connection closes once the OK is sent.
+ */
+static void handle_release(struct conn *conn, const struct proto_request *req)
+{
+	uint64_t pages = server_release_namespace(conn->srv, conn->ns);
+
+	log_info_peer("client %s: namespace %s released, %llu pages freed",
+		      conn->ns->account->client, conn->ns->id_hex, (unsigned long long)pages);
+	queue_reply(conn, &req->hdr, NSWAP2L_OK, 0);
+	queue_end(conn);
+	conn->state = CONN_CLOSING;
+	/* the client waits for the OK: replies queued before it must not cut it off */
+	conn->flush_until_ms = conn->srv->now_ms + CONN_CLOSE_FLUSH_MS;
+}
+
 static void handle_evict_reply(struct conn *conn, const struct proto_request *req)
 {
 	uint32_t index = req->hdr.tag - conn->evict_first_tag;
@@ -677,6 +696,9 @@ static void handle(struct conn *conn, const struct proto_request *req)
 	case NSWAP2L_MSG_COPY:
 		handle_copy(conn, req);
 		break;
+	case NSWAP2L_MSG_RELEASE:
+		handle_release(conn, req);
+		break;
 	case NSWAP2L_MSG_ASK_NAMESPACE | NSWAP2L_MSG_REPLY:
 	case NSWAP2L_MSG_MOVED | NSWAP2L_MSG_REPLY:
 		if (!migrate_answered(conn->srv, conn, req))
@@ -700,6 +722,12 @@ bool conn_wants_input(const struct conn *conn)
 	if (!conn->out.bytes)
 		return true;
 	return conn->out.bytes < CONN_OUTPUT_HIGH && conn->out.bytes < share;
+}
+
+bool conn_flushing(const struct conn *conn)
+{
+	return conn->state == CONN_CLOSING && conn->out.bytes &&
+	       conn->srv->now_ms < conn->flush_until_ms;
 }
 
 /* The MAC after msg[0..len), under this session's key and next sequence number. */

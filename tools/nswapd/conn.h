@@ -36,6 +36,8 @@
  * chunks' bookkeeping, so that a connection on its own always goes on.
  */
 #define CONN_BUDGET_MIN (2 * PROTO_MAX_MESSAGE + 64 * 1024)
+/* How long a closing connection may take to send a RELEASE's reply. */
+#define CONN_CLOSE_FLUSH_MS 5000
 
 struct server;
 struct namespace;
@@ -63,6 +65,8 @@ struct conn {
 	struct outq out;
 	size_t buffer_bytes;		/* input buffer and output chunks */
 	bool waiting_for_room;		/* in the buffer budget, for input or a reply */
+	/* closing: what is queued is sent until then (a RELEASE's OK); 0: not waited for */
+	uint64_t flush_until_ms;
 	uint64_t told_free_pages;	/* in the last message queued */
 	uint64_t capabilities;		/* announced in HELLO */
 	struct auth_handshake handshake;	/* from HELLO on */
@@ -111,6 +115,8 @@ void conn_received(struct conn *conn, size_t n);
  */
 void conn_process(struct conn *conn);
 bool conn_wants_input(const struct conn *conn);
+/* Closing, and its output still worth waiting for (CONN_CLOSE_FLUSH_MS). */
+bool conn_flushing(const struct conn *conn);
 
 /*
  * Server-initiated messages, queued only while the buffer budget has room

@@ -56,6 +56,10 @@ static void fuzz_parser_alone(const uint8_t *data, size_t size, uint64_t caps)
 			FUZZ_ASSERT((caps & NSWAP2L_CAP_COPY) && (caps & NSWAP2L_CAP_MOVED) &&
 				    req.hdr.count && req.hdr.count <= NSWAP2L_PROTO_MAX_COPY_KEYS &&
 				    req.keys + (size_t)req.hdr.count * PROTO_KEY_SIZE == data + used);
+		/* a RELEASE is its header alone */
+		if (req.hdr.type == NSWAP2L_MSG_RELEASE)
+			FUZZ_ASSERT((caps & NSWAP2L_CAP_RELEASE) && !req.hdr.count &&
+				    used == PROTO_HEADER_SIZE);
 		data += used;
 		size -= used;
 	}
@@ -123,6 +127,12 @@ static void drain_output(struct conn *conn)
 				    (hdr.status == NSWAP2L_ERR_NOENT && !hdr.count && !hdr.length));
 		if (hdr.type == NSWAP2L_MSG_EVICT)
 			FUZZ_ASSERT(hdr.tag && hdr.count && hdr.length == hdr.count * PROTO_KEY_SIZE);
+		/* a RELEASE's OK is the last message: the server closes, its namespace empty */
+		if (hdr.type == (NSWAP2L_MSG_RELEASE | NSWAP2L_MSG_REPLY) &&
+		    hdr.status != NSWAP2L_ERR_INVALID)
+			FUZZ_ASSERT(hdr.status == NSWAP2L_OK && !hdr.count && !hdr.length &&
+				    conn->state == CONN_CLOSING && !conn->ns->pages.used &&
+				    len - pos == PROTO_HEADER_SIZE + NSWAP2L_PROTO_MSG_MAC_SIZE);
 		/* what the mover takes: a PEER_PUT reply names only keys held there already */
 		if (hdr.type == (NSWAP2L_MSG_PEER_PUT | NSWAP2L_MSG_REPLY))
 			FUZZ_ASSERT(!proto_check_peer_message(&hdr, stream + pos + PROTO_HEADER_SIZE));
@@ -231,6 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_MOVED);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_PEER);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_MOVED | NSWAP2L_CAP_COPY);
+	fuzz_parser_alone(data, size, NSWAP2L_CAP_RELEASE);
 	fuzz_peer_messages_alone(data, size);
 
 	cfg.have_peer_key = true;
@@ -283,6 +294,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	drain_output(conn);
 	conn_close(conn);
+	/* released: gone with its connection, no grace period */
+	FUZZ_ASSERT(!srv.namespaces_released || !srv.namespaces);
 	/* after the connection: grace expiry frees the namespace */
 	srv.now_ms += FUZZ_GRACE_MS;
 	tick(&srv, &avail_pages, 0, 0, false);

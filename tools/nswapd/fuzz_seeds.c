@@ -105,7 +105,8 @@ static uint32_t expected_hello_reply(uint8_t header[PROTO_HEADER_SIZE],
 							     NSWAP2L_CAP_SEALED_GET |
 							     NSWAP2L_CAP_PUT_FREES |
 							     NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER |
-							     NSWAP2L_CAP_COPY };
+							     NSWAP2L_CAP_COPY |
+							     NSWAP2L_CAP_RELEASE };
 
 	proto_encode_header(header, &hdr);
 	memset(payload, 0, PROTO_HELLO_REPLY_MOVED_SIZE);
@@ -331,6 +332,30 @@ int main(int argc, char **argv)
 	keys(&s, NSWAP2L_MSG_PUT, 10, 16, 2);
 	copy_keys(&s, 11, 16, 2);
 	write_seed(argv[1], "copy-without-cap", &s);
+
+	/*
+	 * a client with NSWAP2L_CAP_RELEASE: pages stored, then RELEASE; the
+	 * server closes after its reply, the GET after it is never read
+	 */
+	config(&s, FUZZ_KEYED, 255, 15, 1000, 0);
+	handshake(&s, true, NSWAP2L_CAP_RELEASE | NSWAP2L_CAP_EVICT);
+	keys(&s, NSWAP2L_MSG_PUT, 10, 16, 20);
+	header(&s, NSWAP2L_MSG_RELEASE, 11, 0, 0, 0);
+	keys(&s, NSWAP2L_MSG_GET, 12, 16, 1);
+	write_seed(argv[1], "release", &s);
+
+	/* a RELEASE with a count, one with a payload, one without NSWAP2L_CAP_RELEASE */
+	for (i = 0; i < 3; i++) {
+		static const char *const names[] = { "release-count", "release-payload",
+						      "release-without-cap" };
+
+		config(&s, 0, 255, 15, 1000, 0);
+		handshake(&s, false, i == 2 ? NSWAP2L_CAP_MOVED : NSWAP2L_CAP_RELEASE);
+		keys(&s, NSWAP2L_MSG_PUT, 10, 16, 2);
+		header(&s, NSWAP2L_MSG_RELEASE, 11, i == 0, i == 1 ? 8 : 0, 0);
+		add_keys(&s, 16, i == 1);
+		write_seed(argv[1], names[i], &s);
+	}
 
 	/* a client session sending PEER_PUT */
 	config(&s, 0, 255, 15, 1000, 0);

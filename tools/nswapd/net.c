@@ -249,7 +249,7 @@ static void service_client(struct loop *loop, struct endpoint *ep, bool open)
 		if (conn->out.bytes == queued)
 			break;
 	}
-	if (!open || conn->state == CONN_CLOSING) {
+	if (!open || (conn->state == CONN_CLOSING && !conn_flushing(conn))) {
 		endpoint_close(loop, ep);
 		return;
 	}

@@ -1200,6 +1200,29 @@ void migrate_namespace_gone(struct server *srv, struct namespace *ns)
 	move_end(srv->mig, m);
 }
 
+void migrate_namespace_released(struct server *srv, struct namespace *ns)
+{
+	struct move *m = ns->move;
+	uint32_t i;
+
+	if (!srv->mig || !m)
+		return;
+	/* a MOVED waiting for its owner to come back: it will not */
+	if (m->lost) {
+		migrate_namespace_gone(srv, ns);
+		return;
+	}
+	/*
+	 * Its pages here are freed, as by a FREE: none is MOVED once the
+	 * PEER_PUTs are answered, and those stored on the peer are freed there
+	 * (or, MOVED already, those the owner does not take).
+	 */
+	for (i = 0; i < m->count; i++)
+		m->flags[i] |= KEY_DROPPED;
+	m->ns = NULL;
+	ns->move = NULL;
+}
+
 bool migrate_answered(struct server *srv, struct conn *conn, const struct proto_request *req)
 {
 	struct migration *mig = srv->mig;

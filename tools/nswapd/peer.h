@@ -76,6 +76,8 @@ void migrate_keys_freed(struct server *srv, struct namespace *ns, const uint8_t 
 void migrate_conn_closed(struct server *srv, struct conn *conn);
 /* ns is freed (its grace period ended): a move waiting for its owner ends. */
 void migrate_namespace_gone(struct server *srv, struct namespace *ns);
+/* ns's pages were freed (RELEASE): its move goes on without it, and takes nothing. */
+void migrate_namespace_released(struct server *srv, struct namespace *ns);
 /* An ASK_NAMESPACE or MOVED reply; false when conn was asked no such thing. */
 bool migrate_answered(struct server *srv, struct conn *conn, const struct proto_request *req);
 /*

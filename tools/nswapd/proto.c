@@ -78,6 +78,8 @@ static const char *check_session_kind(uint16_t type, uint64_t caps)
 	if (type == NSWAP2L_MSG_COPY &&
 	    (caps & (NSWAP2L_CAP_COPY | NSWAP2L_CAP_MOVED)) != (NSWAP2L_CAP_COPY | NSWAP2L_CAP_MOVED))
 		return "COPY without NSWAP2L_CAP_COPY and NSWAP2L_CAP_MOVED";
+	if (type == NSWAP2L_MSG_RELEASE && !(caps & NSWAP2L_CAP_RELEASE))
+		return "RELEASE without NSWAP2L_CAP_RELEASE";
 	return NULL;
 }
 
@@ -99,6 +101,10 @@ static const char *check_count_and_length(const struct proto_header *hdr, uint64
 		max_count = 0;
 		per_item = 0;
 		fixed = sizeof(struct nswap2l_auth);
+		break;
+	case NSWAP2L_MSG_RELEASE:
+		max_count = 0;
+		per_item = 0;
 		break;
 	case NSWAP2L_MSG_PUT:
 		max_count = NSWAP2L_PROTO_MAX_PAGES;
@@ -442,6 +448,7 @@ const char *proto_type_name(uint16_t type)
 		[NSWAP2L_MSG_PEER_PUT] = "PEER_PUT",
 		[NSWAP2L_MSG_PEER_FREE] = "PEER_FREE",
 		[NSWAP2L_MSG_COPY] = "COPY",
+		[NSWAP2L_MSG_RELEASE] = "RELEASE",
 	};
 	uint16_t base = type & (uint16_t)~NSWAP2L_MSG_REPLY;
 

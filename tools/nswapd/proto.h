@@ -80,7 +80,8 @@ void proto_encode_header(uint8_t buf[PROTO_HEADER_SIZE], const struct proto_head
  * Checks a client->server header on its own (magic, type, flags, status,
  * count, length), caps being the capabilities in effect on the connection
  * (a PUT's length depends on NSWAP2L_CAP_PUT_FREES; ASK_NAMESPACE and
- * MOVED replies need NSWAP2L_CAP_MOVED, COPY it and NSWAP2L_CAP_COPY; with NSWAP2L_CAP_PEER, a peer
+ * MOVED replies need NSWAP2L_CAP_MOVED, COPY it and NSWAP2L_CAP_COPY, RELEASE
+ * NSWAP2L_CAP_RELEASE; with NSWAP2L_CAP_PEER, a peer
  * session, only PEER_PUT and PEER_FREE are requests, and never without).
  * Returns NULL when valid, else the reason.
  */

@@ -130,14 +130,20 @@ static void account_put(struct server *srv, struct client_account *account)
 	free(account);
 }
 
+/* Frees every page of @ns, out of its client's account; its table is left empty. */
+static void namespace_drop_pages(struct server *srv, struct namespace *ns)
+{
+	ns->account->pages -= ns->pages.used;
+	page_table_destroy(&ns->pages, &srv->pool);
+}
+
 /* Frees @ns (unlinked by the caller) and its pages; its client's account goes with its last. */
 static void namespace_free(struct server *srv, struct namespace *ns)
 {
 	if (ns->move)
 		migrate_namespace_gone(srv, ns);
-	ns->account->pages -= ns->pages.used;
+	namespace_drop_pages(srv, ns);
 	hash_table_del(&srv->namespace_index, &ns->node);
-	page_table_destroy(&ns->pages, &srv->pool);
 	account_put(srv, ns->account);
 	free(ns);
 }
@@ -305,19 +311,33 @@ static void update_limit(struct server *srv)
 		srv->warned_no_evict = false;
 }
 
+/*
+ * Whether @ns ends now: no connection, and released by its client (at
+ * once) or past the grace period.
+ */
+static bool namespace_ends(const struct server *srv, const struct namespace *ns)
+{
+	return !ns->connections &&
+	       (ns->released || srv->now_ms - ns->unbound_since_ms >= srv->cfg.grace_ms);
+}
+
+/* Frees the namespaces that end now. */
 static void expire_namespaces(struct server *srv)
 {
 	struct namespace **link = &srv->namespaces, *ns;
 
 	while ((ns = *link)) {
-		if (ns->connections || srv->now_ms - ns->unbound_since_ms < srv->cfg.grace_ms) {
+		if (!namespace_ends(srv, ns)) {
 			link = &ns->next;
 			continue;
 		}
-		log_info_peer("namespace %s: no connection for %llu s, freeing its %zu pages",
-			      ns->id_hex,
-			      (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000,
-			      ns->pages.used);
+		if (ns->released)
+			log_info_peer("namespace %s: released, its last connection closed", ns->id_hex);
+		else
+			log_info_peer("namespace %s: no connection for %llu s, freeing its %zu pages",
+				      ns->id_hex,
+				      (unsigned long long)(srv->now_ms - ns->unbound_since_ms) / 1000,
+				      ns->pages.used);
 		*link = ns->next;
 		namespace_free(srv, ns);
 	}
@@ -877,6 +897,8 @@ enum bind_result server_bind_namespace(struct server *srv,
 		ns = namespace_new(srv, account, client, id, hash);
 	if (!ns)
 		return BIND_NO_MEMORY;
+	/* used again: it lives as any other */
+	ns->released = false;
 	ns->connections++;
 	ns->account->connections++;
 	*nsp = ns;
@@ -886,8 +908,27 @@ enum bind_result server_bind_namespace(struct server *srv,
 void server_unbind_namespace(struct server *srv, struct namespace *ns)
 {
 	ns->account->connections--;
-	if (!--ns->connections)
-		ns->unbound_since_ms = srv->now_ms;
+	if (--ns->connections)
+		return;
+	ns->unbound_since_ms = srv->now_ms;
+	/* released: no grace period, its room is the next device's now */
+	if (ns->released)
+		expire_namespaces(srv);
+}
+
+uint64_t server_release_namespace(struct server *srv, struct namespace *ns)
+{
+	uint64_t pages = ns->pages.used;
+
+	/* its pages here are gone: a move of them frees what it stored on the peer */
+	if (ns->move)
+		migrate_namespace_released(srv, ns);
+	namespace_drop_pages(srv, ns);
+	ns->released = true;
+	srv->namespaces_released++;
+	/* given back, as by a FREE: a leave counts them */
+	srv->keys_freed += pages;
+	return pages;
 }
 
 struct namespace *server_find_namespace(const struct server *srv,
@@ -905,8 +946,11 @@ struct namespace *server_peer_namespace(struct server *srv,
 	struct namespace *ns = namespace_find(srv, client, id, hash);
 	struct client_account *account;
 
-	if (ns)
+	/* what a copy or move stores after a RELEASE lives out the grace period */
+	if (ns) {
+		ns->released = false;
 		return ns;
+	}
 	account = account_find(srv, client);
 	if (account && account->namespaces >= srv->cfg.max_namespaces_per_client) {
 		srv->client_namespaces_refused++;

@@ -118,6 +118,7 @@ struct namespace {
 	uint64_t evict_returned_before;	/* stats.evict_returned when the round started */
 	struct move *move;		/* its pages moving to a peer (peer.c) */
 	uint64_t migrate_not_before_ms;	/* its owner refused pages: EVICT them meanwhile */
+	bool released;			/* RELEASE: ends with its last connection, no grace */
 };
 
 /* What sets the limit in effect (the smallest term of update_limit()). */
@@ -169,9 +170,10 @@ struct server {
 	uint32_t next_evict_tag;
 	uint64_t protocol_errors, auth_failures;
 	uint64_t mac_failures;		/* messages whose session MAC was wrong */
-	/* requests answered, pages stored by PUTs, keys freed (by FREEs and PUTs) */
+	/* requests answered, pages stored by PUTs, keys freed (by FREEs, PUTs and RELEASEs) */
 	uint64_t requests_put, requests_get, requests_free;
 	uint64_t pages_put, keys_freed;
+	uint64_t namespaces_released;	/* by RELEASE (their pages count in keys_freed) */
 	size_t buffer_bytes;		/* of connections, held against cfg.buffer_budget */
 	size_t client_buffer_budget;	/* what of it the connections of one client may hold */
 	unsigned int room_waiters;	/* connections waiting for buffer room */
@@ -280,6 +282,13 @@ enum bind_result server_bind_namespace(struct server *srv,
 				       const uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE],
 				       struct namespace **ns, bool *found);
 void server_unbind_namespace(struct server *srv, struct namespace *ns);
+/*
+ * RELEASE: frees every page of @ns now (counted in keys_freed, for a
+ * leave too) and returns how many; @ns then ends with its last connection,
+ * without a grace period, unless a connection binds it or a PEER_PUT
+ * stores into it first.
+ */
+uint64_t server_release_namespace(struct server *srv, struct namespace *ns);
 /*
  * Leaving (first SIGTERM): the limit becomes 0, so that the shrink path of
  * memory pressure asks for every page back; clients are told free_pages 0.

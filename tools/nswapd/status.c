@@ -96,7 +96,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			"buffer_budget=%zu client_buffer_budget=%zu max_connections_per_client=%u "
 			"client_connections_refused=%llu max_namespaces_per_client=%u "
 			"client_namespaces_refused=%llu requests_put=%llu requests_get=%llu "
-			"requests_free=%llu pages_put=%llu keys_freed=%llu leaving=%d leave_started=%s "
+			"requests_free=%llu pages_put=%llu keys_freed=%llu namespaces_released=%llu "
+			"leaving=%d leave_started=%s "
 			"leave_deadline=%s leave_pages_at_start=%s leave_pages_given_back=%s "
 			"leave_pages_left=%s pages_migrated_out=%llu pages_migrated_in=%llu "
 			"moves_refused=%llu migrate_pending=%llu pages_copied_out=%llu",
@@ -129,7 +130,8 @@ int status_render(const struct server *srv, const char *listen_desc, struct outq
 			(unsigned long long)srv->requests_get,
 			(unsigned long long)srv->requests_free,
 			(unsigned long long)srv->pages_put,
-			(unsigned long long)srv->keys_freed, srv->leave.leaving,
+			(unsigned long long)srv->keys_freed,
+			(unsigned long long)srv->namespaces_released, srv->leave.leaving,
 			leave[0], leave[1], leave[2], leave[3], leave[4],
 			(unsigned long long)srv->pages_migrated_out,
 			(unsigned long long)srv->pages_migrated_in,
@@ -338,6 +340,8 @@ static void print_human_server(const struct record *rec)
 	printf("  requests:         %s PUT (%s pages stored), %s GET, %s FREE; %s keys freed\n",
 	       field(rec, "requests_put"), field(rec, "pages_put"), field(rec, "requests_get"),
 	       field(rec, "requests_free"), field(rec, "keys_freed"));
+	printf("  released:         %s namespaces (RELEASE: freed at once, no grace period)\n",
+	       field(rec, "namespaces_released"));
 	printf("  protocol errors:  %s\n", field(rec, "protocol_errors"));
 	printf("  auth failures:    %s\n", field(rec, "auth_failures"));
 	printf("  MAC failures:     %s\n", field(rec, "mac_failures"));

@@ -693,6 +693,34 @@ static void test_parser_copy(void)
 	CHECK(!strcmp(proto_type_name(NSWAP2L_MSG_COPY | NSWAP2L_MSG_REPLY), "COPY"));
 }
 
+/* RELEASE: no count, no payload; NSWAP2L_CAP_RELEASE only, never in a peer session. */
+static void test_parser_release(void)
+{
+	static uint8_t buf[PROTO_HEADER_SIZE + 8];
+	struct proto_request req;
+	const char *why;
+	size_t len, used;
+
+	len = build(buf, NSWAP2L_MSG_RELEASE, 0, 0, NULL, 0);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_RELEASE, &req, &used, &why) ==
+	      PROTO_COMPLETE && used == len && req.hdr.type == NSWAP2L_MSG_RELEASE);
+	CHECK(proto_decode_request(buf, len, 0, &req, &used, &why) == PROTO_INVALID &&
+	      !strcmp(why, "RELEASE without NSWAP2L_CAP_RELEASE"));
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_RELEASE | NSWAP2L_CAP_PEER, &req, &used,
+				   &why) == PROTO_INVALID &&
+	      !strcmp(why, "client message in a peer session"));
+	len = build(buf, NSWAP2L_MSG_RELEASE, 1, 0, NULL, 0);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_RELEASE, &req, &used, &why) ==
+	      PROTO_INVALID && !strcmp(why, "count in a message without items"));
+	len = build(buf, NSWAP2L_MSG_RELEASE, 0, 8, NULL, 0);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_RELEASE, &req, &used, &why) ==
+	      PROTO_INVALID && !strcmp(why, "length does not match type and count"));
+	len = build(buf, NSWAP2L_MSG_RELEASE, 1, 8, NULL, 0);
+	CHECK(proto_decode_request(buf, len, NSWAP2L_CAP_RELEASE, &req, &used, &why) ==
+	      PROTO_INVALID);
+	CHECK(!strcmp(proto_type_name(NSWAP2L_MSG_RELEASE | NSWAP2L_MSG_REPLY), "RELEASE"));
+}
+
 static void test_parser(void)
 {
 	static uint8_t buf[PROTO_MAX_MESSAGE + 64];
@@ -1554,6 +1582,70 @@ static void test_copy_without_peers(struct server *srv, const struct auth_key *k
 }
 
 /*
+ * RELEASE with NSWAP2L_CAP_RELEASE in effect: every page of the namespace
+ * is freed now, also those another of its connections stored, the reply
+ * is OK and the connection closes; the namespace ends with its last
+ * connection, without a grace period.  Another namespace keeps its pages.
+ * Without the capability it is malformed.  Leaves no page behind.
+ */
+static void test_release(struct server *srv, const struct auth_key *key)
+{
+	static uint8_t payload[NSWAP2L_PROTO_MAX_PAYLOAD];
+	const char name[NSWAP2L_PROTO_CLIENT_NAME_SIZE] = "unit";
+	uint8_t id[NSWAP2L_PROTO_CLIENT_ID_SIZE] = { 0 }, keys[2 * PROTO_KEY_SIZE];
+	uint64_t keys_freed = srv->keys_freed, errors = srv->protocol_errors;
+	uint64_t held = server_held_pages(srv), account_pages;
+	struct conn *conn, *other;
+	struct proto_header hdr;
+	struct namespace *ns;
+
+	/* namespace 15 stays as it is: 2 pages */
+	conn = ready_conn_caps(srv, key, 15, NSWAP2L_CAP_RELEASE);
+	send_msg(conn, NSWAP2L_MSG_PUT, 1, 2, payload, put_freeing(payload, 700, 2, 0, 0), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK);
+	conn_close(conn);
+	/* namespace 13: 3 pages by one connection, 2 by the one that releases it */
+	other = ready_conn_caps(srv, key, 13, 0);
+	send_msg(other, NSWAP2L_MSG_PUT, 1, 3, payload, put_freeing(payload, 710, 3, 0, 0), 0);
+	CHECK(take(other, NULL).status == NSWAP2L_OK);
+	conn = ready_conn_caps(srv, key, 13, NSWAP2L_CAP_RELEASE);
+	ns = conn->ns;
+	send_msg(conn, NSWAP2L_MSG_PUT, 1, 2, payload, put_freeing(payload, 720, 2, 0, 0), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && ns->pages.used == 5 &&
+	      server_held_pages(srv) == held + 7);
+	account_pages = ns->account->pages;
+	send_msg(conn, NSWAP2L_MSG_RELEASE, 2, 0, NULL, 0, 0);
+	hdr = take(conn, NULL);
+	CHECK(hdr.type == (NSWAP2L_MSG_RELEASE | NSWAP2L_MSG_REPLY) && hdr.tag == 2 &&
+	      hdr.status == NSWAP2L_OK && !hdr.count && !hdr.length);
+	CHECK(conn->state == CONN_CLOSING && ns->pages.used == 0 &&
+	      ns->account->pages == account_pages - 5 && server_held_pages(srv) == held + 2 &&
+	      srv->keys_freed == keys_freed + 5 && srv->namespaces_released == 1);
+	/* the other connection keeps it, without pages; its last connection ends it at once */
+	conn_close(conn);
+	id[15] = 13;
+	CHECK(server_find_namespace(srv, name, id) == ns && ns->connections == 1);
+	conn_close(other);
+	CHECK(!server_find_namespace(srv, name, id));
+	/* namespace 15's pages are all there */
+	conn = ready_conn_caps(srv, key, 15, 0);
+	proto_put_key(keys, 0, 700);
+	proto_put_key(keys, 1, 701);
+	send_msg(conn, NSWAP2L_MSG_GET, 1, 2, keys, sizeof(keys), 0);
+	hdr = take(conn, payload);
+	CHECK(hdr.status == NSWAP2L_OK && payload[0] == (uint8_t)(700 ^ 0x5e) &&
+	      payload[2 * PROTO_SEAL_SIZE + PROTO_PAGE_SIZE] == (uint8_t)701);
+	send_msg(conn, NSWAP2L_MSG_FREE, 2, 2, keys, sizeof(keys), 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_OK && server_held_pages(srv) == held);
+	/* without NSWAP2L_CAP_RELEASE in effect: malformed, nothing freed */
+	send_msg(conn, NSWAP2L_MSG_RELEASE, 3, 0, NULL, 0, 0);
+	CHECK(take(conn, NULL).status == NSWAP2L_ERR_INVALID && conn->state == CONN_CLOSING &&
+	      srv->protocol_errors == errors + 1 && srv->namespaces_released == 1);
+	conn_close(conn);
+	peer.on = false;
+}
+
+/*
  * NSWAP2L_CAP_SEALED_GET and NSWAP2L_CAP_PUT_FREES, announced by the server
  * and in effect when the client's HELLO carried them: a PUT frees its keys
  * to free first (missing ones ignored; also when it then gets NOSPC), a GET
@@ -1577,7 +1669,7 @@ static void test_put_frees(struct server *srv, const struct auth_key *key)
 	proto_decode_hello_reply(last_hello.reply + PROTO_HEADER_SIZE, &announced);
 	CHECK(announced.capabilities ==
 	      (NSWAP2L_CAP_EVICT | NSWAP2L_CAP_SEALED_GET | NSWAP2L_CAP_PUT_FREES |
-	       NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER | NSWAP2L_CAP_COPY));
+	       NSWAP2L_CAP_MOVED | NSWAP2L_CAP_PEER | NSWAP2L_CAP_COPY | NSWAP2L_CAP_RELEASE));
 	CHECK(peer.sealed_get);
 	len = put_freeing(payload, 100, 16, 0, 0);
 	send_msg(conn, NSWAP2L_MSG_PUT, 1, 16, payload, len, 0);
@@ -1866,6 +1958,7 @@ static void test_session(void)
 	test_seals(&srv, &cfg.keys.shared_key);
 	test_put_frees(&srv, &cfg.keys.shared_key);
 	test_copy_without_peers(&srv, &cfg.keys.shared_key);
+	test_release(&srv, &cfg.keys.shared_key);
 
 	/* the namespace outlives the connection for the grace period only */
 	srv.now_ms += 1000;
@@ -2705,6 +2798,7 @@ int main(void)
 	test_parser();
 	test_parser_migration();
 	test_parser_copy();
+	test_parser_release();
 	test_outq();
 	test_outq_memory();
 	test_store();
