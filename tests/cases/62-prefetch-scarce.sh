@@ -1,11 +1,12 @@
 # Prefetching when Network RAM is scarce (Nswap2L: moving pages to flash
 # keeps Network RAM free for new writes).  One server holds 4,096 pages; a
-# device of 12,288 is filled once (the first third lands in Network RAM,
-# the rest spills to flash), then a hot set of 2,048 pages written last
+# device of 12,288 is filled once without prefetching (the first third
+# lands in Network RAM, the rest spills to flash), then a hot set of 2,048 pages written last
 # (on flash) is written again round after round.  Without prefetching
 # Network RAM stays full of the cold pages written first and the hot set
-# stays on flash; with lrs (which moves pages not touched since its clock
-# hand last passed) the cold pages move to flash and the hot set's writes
+# stays on flash; with lrs and amount=free:25 (pages not touched since its
+# clock hand last passed, as many as keep a quarter of Network RAM free)
+# the cold pages move to flash and the hot set's writes
 # go back to Network RAM, where reading it finds it.  Where the hot set
 # lives is read from the tier counters while it is read back; the data
 # verifies.  Each device is removed before the next (RELEASE leaves the
@@ -28,9 +29,11 @@ ROUNDS=8
 # hot_in_netram POLICY: prints how many hot pages Network RAM served
 hot_in_netram() {
 	_p=$1
-	dm_create sc "0 $((PAGES * 8)) nswap2l 4 $NETRAM flash=$FLASH prefetch=$_p,amount=free:25,interval=200" ||
-		die "create with prefetch=$_p"
+	dm_create sc "0 $((PAGES * 8)) nswap2l 4 $NETRAM flash=$FLASH prefetch=none,amount=free:25,interval=200" ||
+		die "create for prefetch=$_p"
+	# Network RAM fills with whatever is written first
 	blkpat write /dev/mapper/sc 0 $PAGES 7 >/dev/null || die "$_p: fill"
+	pf_set sc policy $_p || die "set policy $_p"
 	# the server's own bookkeeping takes some of its 16 MiB
 	_held=$(tier_stat sc netram used)
 	assert_ge "$_held" $((NETRAM_PAGES * 3 / 4)) "$_p: pages in Network RAM after the fill"
@@ -39,8 +42,14 @@ hot_in_netram() {
 	while [ $_r -lt $ROUNDS ]; do
 		_r=$((_r + 1))
 		blkpat write /dev/mapper/sc $HOT_FIRST $HOT $((10 + _r)) >/dev/null || die "$_p: hot round $_r"
+		# a wake-up per round, however fast the guest writes
+		if [ "$_p" = none ]; then
+			sleep 0.2
+		else
+			_w=$(pf_stat sc wakeups)
+			wait_until 30 sc "$_p: a wake-up after hot round $_r" pf_stat_ge sc wakeups $((_w + 1))
+		fi
 	done
-	sleep 0.5	# the wake-up after the last round
 	_n0=$(tier_stat sc netram reads) _f0=$(tier_stat sc flash reads)
 	blkpat verify /dev/mapper/sc $HOT_FIRST $HOT $((10 + ROUNDS)) >&2 || die "$_p: hot set data"
 	_n1=$(tier_stat sc netram reads) _f1=$(tier_stat sc flash reads)
