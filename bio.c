@@ -110,16 +110,42 @@ static unsigned int bio_pages(struct bio *bio)
 }
 
 /*
- * A write to pages that prefetching moved to flash, that a write-once tier
- * holds, or that a slower tier holds while a faster one has room: new
- * contents, which the placement policy places (Network RAM first) as it
- * places any new page; their old slots are freed once the bios
- * that may read them are done.  Returns the run placed, with its entry in
- * *@entry; 0 if the release queue is full or no tier has room (the caller
- * updates in place, or on a write-once tier reroutes the write); -EAGAIN
- * if the first page changed meanwhile.
+ * Whether a write of @nr pages at @entry places them again, on no tier of
+ * *@skip: a prefetched page (its flash copy is stale), one on a write-once
+ * tier, and one on a slower tier while a faster one has room.  Pages go to
+ * the fastest tier with room also when written again: a page that spilled
+ * to flash while Network RAM was full goes back once it has room
+ * (prefetching moved cold pages out, a server grew), so that the pages
+ * written most stay in the fastest tier (Nswap2L).  Such a page goes only
+ * to a faster tier: a new slot on its own would be a copy for nothing, and
+ * could fill a tier that has just enough room for its pages.
  */
-static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry)
+static bool place_again_wanted(struct nswap2l *nc, u64 entry, unsigned int nr,
+			       unsigned long *skip)
+{
+	int tier = nswap2l_entry_tier(entry), id;
+
+	*skip = 0;
+	if ((entry & NSWAP2L_ENTRY_PREFETCHED) || nc->tiers[tier]->write_once)
+		return true;
+	*skip = GENMASK(NSWAP2L_NR_TIERS - 1, tier);
+	for (id = 0; id < tier; id++)
+		if (nc->tiers[id] && nswap2l_tier_free(nc->tiers[id]) >= nr)
+			return true;
+	return false;
+}
+
+/*
+ * A write that place_again_wanted(): new contents, which the placement
+ * policy places (Network RAM first, on no tier of @skip) as it places any
+ * new page; their old slots are freed once the bios that may read them are
+ * done.  Returns the run placed, with its entry in *@entry; 0 if the
+ * release queue is full or no tier has room (the caller updates in place,
+ * or on a write-once tier reroutes the write); -EAGAIN if the first page
+ * changed meanwhile.
+ */
+static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, unsigned long skip,
+		       u64 *entry)
 {
 	bool prefetched = *entry & NSWAP2L_ENTRY_PREFETCHED;
 	u64 home = nswap2l_entry_home(*entry);
@@ -128,7 +154,7 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 	if (!nswap2l_release_reserve(&nc->map))
 		return 0;
 	nr = nswap2l_map_flags_run(&nc->map, page, nr, *entry);
-	r = nswap2l_map_place(nc, page, nr, home, entry);
+	r = nswap2l_map_place(nc, page, nr, home, skip, entry);
 	if (r > 0) {
 		queue_release(nc, home, r, 0);
 		if (prefetched)
@@ -140,22 +166,6 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry
 }
 
 static void hold_bio(struct nswap2l *nc, struct bio *bio, unsigned long until);
-
-/*
- * Pages go to the fastest tier with room, also when they are written again:
- * a page that spilled to flash while Network RAM was full goes back there
- * once it has room (prefetching moved cold pages out, a server grew), so
- * that the pages written most stay in the fastest tier (Nswap2L).
- */
-static bool faster_tier_has_room(struct nswap2l *nc, u64 entry, unsigned int nr)
-{
-	int id;
-
-	for (id = 0; id < nswap2l_entry_tier(entry); id++)
-		if (nc->tiers[id] && nswap2l_tier_free(nc->tiers[id]) >= nr)
-			return true;
-	return false;
-}
 
 /*
  * A write-once tier never takes a page again under its slot (a donor
@@ -192,6 +202,7 @@ static bool find_home(struct nswap2l *nc, struct bio *bio)
 {
 	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
 	bool write = bio_data_dir(bio) == WRITE;
+	unsigned long skip;
 	unsigned int nr;
 	u64 entry;
 	int r;
@@ -199,14 +210,12 @@ static bool find_home(struct nswap2l *nc, struct bio *bio)
 again:
 	nr = bio_pages(bio);
 	entry = nswap2l_map_lookup(&nc->map, nb->page);
-	if (entry && write && ((entry & NSWAP2L_ENTRY_PREFETCHED) ||
-			       nc->tiers[nswap2l_entry_tier(entry)]->write_once ||
-			       faster_tier_has_room(nc, entry, nr))) {
+	if (entry && write && place_again_wanted(nc, entry, nr, &skip)) {
 		if (unlikely(READ_ONCE(nswap2l_fault_reroute_ms)) &&
 		    nc->tiers[nswap2l_entry_tier(entry)]->write_once)
 			r = 0;
 		else
-			r = place_again(nc, nb->page, nr, &entry);
+			r = place_again(nc, nb->page, nr, skip, &entry);
 		if (r < 0)
 			goto again;
 		if (!r && nc->tiers[nswap2l_entry_tier(entry)]->write_once) {
@@ -224,7 +233,7 @@ again:
 			bio_endio(bio);
 			return false;
 		}
-		r = nswap2l_map_place(nc, nb->page, nr, 0, &entry);
+		r = nswap2l_map_place(nc, nb->page, nr, 0, 0, &entry);
 		if (r == -ENOSPC) {
 			atomic64_inc(&nc->nospace_errors);
 			nb->give_up = true;
@@ -327,7 +336,7 @@ reserved:
 	nr = bio_pages(bio);
 	for (;;) {
 		r = nswap2l_map_place(nc, nb->page, nr, nswap2l_run_home(nc, old_home, handled),
-				      &entry);
+				      0, &entry);
 		if (r == -ENOSPC) {
 			atomic64_inc(&nc->nospace_errors);
 			bio->bi_status = BLK_STS_NOSPC;

@@ -150,10 +150,11 @@ void nswap2l_inflight_wait(struct nswap2l_inflight *inflight)
 /*----------------------------------------------------------------
  * Homes
  *--------------------------------------------------------------*/
-int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry)
+int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, unsigned long skip,
+		       u64 *entry)
 {
 	struct nswap2l_placement *placement;
-	unsigned long tried = 0;
+	unsigned long tried = skip;
 	int id, r = -ENOSPC;
 
 	rcu_read_lock();
@@ -201,7 +202,8 @@ static bool replace_home(atomic64_t *e, u64 expected, u64 new, u64 *seen)
 	return false;
 }
 
-int nswap2l_map_place(struct nswap2l *nc, u64 page, unsigned int nr, u64 expected, u64 *entry)
+int nswap2l_map_place(struct nswap2l *nc, u64 page, unsigned int nr, u64 expected,
+		      unsigned long skip, u64 *entry)
 {
 	atomic64_t *e = &nc->map.entries[page];
 	u64 seen = atomic64_read(e);
@@ -211,7 +213,7 @@ int nswap2l_map_place(struct nswap2l *nc, u64 page, unsigned int nr, u64 expecte
 		*entry = seen;
 		return -EAGAIN;
 	}
-	got = nswap2l_alloc_home(nc, page, nr, entry);
+	got = nswap2l_alloc_home(nc, page, nr, skip, entry);
 	if (got < 0)
 		return got;
 	for (placed = 0; placed < got; placed++) {

@@ -26,12 +26,13 @@ void nswap2l_inflight_exit(struct nswap2l_inflight *inflight, unsigned int epoch
 void nswap2l_inflight_wait(struct nswap2l_inflight *inflight);
 
 /*
- * Choose a home for @page with the placement policy and reserve a run of at
- * most @nr slots there; returns the run's length with its first entry in
- * *@entry, or -ENOSPC if no tier has room.  The caller installs the entries
- * or frees the slots.
+ * Choose a home for @page with the placement policy, on no tier of the mask
+ * @skip, and reserve a run of at most @nr slots there; returns the run's
+ * length with its first entry in *@entry, or -ENOSPC if no tier has room.
+ * The caller installs the entries or frees the slots.
  */
-int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, u64 *entry);
+int nswap2l_alloc_home(struct nswap2l *nc, u64 page, unsigned int nr, unsigned long skip,
+		       u64 *entry);
 /* Give the slot of @entry back to its tier. */
 void nswap2l_free_home(struct nswap2l *nc, u64 entry, bool written);
 void nswap2l_flush_releases(struct nswap2l *nc);
@@ -48,13 +49,15 @@ void nswap2l_release_fill(struct nswap2l_map *map, u64 home, unsigned int nr, u6
 struct bio_list nswap2l_release_take(struct nswap2l_map *map, struct nswap2l_release_batch *batch);
 void nswap2l_release_free(struct nswap2l *nc, struct nswap2l_release_batch *batch);
 /*
- * Give the pages from @page, at most @nr, new homes in one run, replacing
- * the entries whose homes are the run at @expected (0: pages written for the
- * first time).  Returns how many pages it placed (at least one) with the
- * first new entry in *@entry; -EAGAIN if the first page's entry changed
- * meanwhile, with that entry in *@entry; -ENOSPC if no tier has room.
+ * Give the pages from @page, at most @nr, new homes in one run (on no tier
+ * of the mask @skip), replacing the entries whose homes are the run at
+ * @expected (0: pages written for the first time).  Returns how many pages
+ * it placed (at least one) with the first new entry in *@entry; -EAGAIN if
+ * the first page's entry changed meanwhile, with that entry in *@entry;
+ * -ENOSPC if no tier has room.
  */
-int nswap2l_map_place(struct nswap2l *nc, u64 page, unsigned int nr, u64 expected, u64 *entry);
+int nswap2l_map_place(struct nswap2l *nc, u64 page, unsigned int nr, u64 expected,
+		      unsigned long skip, u64 *entry);
 /*
  * Note a read or write of @page: set the referenced bit and, for a write,
  * clear the migrating bit.  Returns the entry to send the bio to.

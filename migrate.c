@@ -197,7 +197,7 @@ static int alloc_new_home(struct nswap2l *nc, u64 page, int to_tier, u64 *entry)
 	u64 slot;
 
 	if (to_tier < 0)
-		return nswap2l_alloc_home(nc, page, 1, entry);
+		return nswap2l_alloc_home(nc, page, 1, 0, entry);
 	tier = nc->tiers[to_tier];
 	if (nswap2l_tier_alloc_slots(tier, 1, &slot) < 0)
 		return -ENOSPC;
