@@ -180,9 +180,9 @@ def main():
         note = ""
         if flash_us is not None and t is not None and flash_us >= t:
             note = "native flash (%.0f µs) already slower than the target: the throttle has no effect" % flash_us
-        fr = med([stat(sp["label"], wl, p, "flash_read_us") for wl in WLS for p in POLICIES if p != "none"
-                  if (stat(sp["label"], wl, p, "flash_reads") or 0) > 0])
-        nr = med([stat(sp["label"], wl, p, "netram_read_us") for wl in WLS for p in POLICIES])
+        fr = med([stat(sp["label"], wl, p, "flash_read_us") for wl in WLS + ["scarce"] for p in POLICIES
+                  if p != "none" if (stat(sp["label"], wl, p, "flash_reads") or 0) > 0])
+        nr = med([stat(sp["label"], wl, p, "netram_read_us") for wl in WLS + ["scarce"] for p in POLICIES])
         if not data.get(sp["label"]):
             note = (note + "; " if note else "") + "boot produced no results"
         pr("| %s | %s | %s | %s | %s / %s |" % (sp["label"], fmt(t, "%.0f"), sp.get("iops", "–"), note,
@@ -193,23 +193,25 @@ def main():
         label = sp["label"]
         pr("## Flash at %s Network RAM's read latency" % label)
         pr("")
-        pr("| policy | " + " | ".join("%s s | vs Control" % WL_NAMES[w] for w in WLS) +
-           " | flash reads per prefetch (WL1 / WL2 / par) | read parallelism (WL1 / WL2 / par) | pages prefetched (WL1 / WL2 / par)"
-           " | swap-ins, thousands (WL1 / WL2 / par) |")
-        pr("|---|" + "---:|---:|" * len(WLS) + "---:|---:|---:|---:|")
-        for p in POLICIES:
-            cells = []
-            for w in WLS:
-                r = ratio(label, w, p)
-                cells += [spread(label, w, p, "secs"), fmt(r, "%.3f")]
-            rpp = " / ".join(fmt(stat(label, w, p, "reads_per_prefetch"), "%.2f") for w in WLS)
-            par = " / ".join(fmt(stat(label, w, p, "read_par"), "%.2f") for w in WLS)
-            pf = " / ".join(fmt(stat(label, w, p, "prefetched"), "%.0f") for w in WLS)
-            ins = " / ".join(fmt(kswapins(label, w, p)) for w in WLS)
-            name = "none (Control)" if p == "none" else p
-            pr("| %s | %s | %s | %s | %s | %s |" % (name, " | ".join(cells), rpp if p != "none" else "–", par,
-                                                   pf if p != "none" else "–", ins))
-        pr("")
+        # a run of the scarce workload alone (BENCH_PREFETCH_WLS=scarce) has no rows here
+        if any(wl in WLS for (wl, _) in data.get(label, {})):
+            pr("| policy | " + " | ".join("%s s | vs Control" % WL_NAMES[w] for w in WLS) +
+               " | flash reads per prefetch (WL1 / WL2 / par) | read parallelism (WL1 / WL2 / par) | pages prefetched (WL1 / WL2 / par)"
+               " | swap-ins, thousands (WL1 / WL2 / par) |")
+            pr("|---|" + "---:|---:|" * len(WLS) + "---:|---:|---:|---:|")
+            for p in POLICIES:
+                cells = []
+                for w in WLS:
+                    r = ratio(label, w, p)
+                    cells += [spread(label, w, p, "secs"), fmt(r, "%.3f")]
+                rpp = " / ".join(fmt(stat(label, w, p, "reads_per_prefetch"), "%.2f") for w in WLS)
+                par = " / ".join(fmt(stat(label, w, p, "read_par"), "%.2f") for w in WLS)
+                pf = " / ".join(fmt(stat(label, w, p, "prefetched"), "%.0f") for w in WLS)
+                ins = " / ".join(fmt(kswapins(label, w, p)) for w in WLS)
+                name = "none (Control)" if p == "none" else p
+                pr("| %s | %s | %s | %s | %s | %s |" % (name, " | ".join(cells), rpp if p != "none" else "–", par,
+                                                       pf if p != "none" else "–", ins))
+            pr("")
         if any(wl == "scarce" for (wl, _) in data.get(label, {})):
             pr("Scarce Network RAM, flash at %s:" % label)
             pr("")
