@@ -154,10 +154,11 @@ def main():
     pr("\"vs Control\" is the policy's median time over Control's: below 1 the policy is faster.  With")
     pr("more than one round, times are the median with the spread (min–max) over the rounds.")
     pr("")
+    regions = "/".join(sorted(x for x in region if x))  # none in a run of the scarce workload alone
     pr("Run %s in QEMU TCG guests, kernel %s, host %d cores, network path %s, %d round(s) per speed"
-       " (policy order rotated per round; medians), workload region %s MiB."
+       " (policy order rotated per round; medians)%s."
        % (datetime.datetime.utcnow().strftime("%Y-%m-%d"), kernel, os.cpu_count() or 0, a.net_path,
-          rounds, "/".join(sorted(x for x in region if x)) or "?"))
+          rounds, ", workload region %s MiB" % regions if regions else ""))
     pr("Absolute numbers are emulation numbers; read the ratios to Control.")
     pr("")
     pr("Calibration (boot 1, 4 KiB psync QD1 random reads, 1e6/IOPS): Network RAM **%s µs**, unthrottled"
