@@ -75,6 +75,8 @@ def main():
     region = set()
     rounds = 0
     opts = "amount=written:10,interval=100"
+    scarce_opts = "amount=free:25,interval=100"
+    scarce_sizes = None
     for sp in speeds:
         text, runs = read_log(os.path.join(a.dir, "speed-%s.log" % sp["label"]))
         m = re.search(r"^init: running \S+ on ([^,]+),", text, re.M)
@@ -83,6 +85,11 @@ def main():
         m = re.search(r"prefetch=<policy>,(\S+)", text)
         if m:
             opts = m.group(1)
+        m = re.search(r"scarce: Network RAM (\d+) MiB, cold (\d+) MiB, hot (\d+) MiB \((\d+) passes\); "
+                      r"prefetch=<policy>,(\S+)", text)
+        if m:
+            scarce_sizes = m.groups()[:4]
+            scarce_opts = m.group(5)
         d = data.setdefault(sp["label"], {})
         for r in runs:
             d.setdefault((r.get("wl"), r.get("policy")), []).append(r)
@@ -91,6 +98,13 @@ def main():
 
     def secs(label, wl, p):
         return med([num(r.get("secs")) for r in data.get(label, {}).get((wl, p), [])])
+
+    def spread(label, wl, p, key, f="%.1f"):
+        """"median (min–max)" over the rounds; the median alone for one round"""
+        xs = [x for x in (num(r.get(key)) for r in data.get(label, {}).get((wl, p), [])) if x is not None]
+        if len(xs) < 2:
+            return fmt(med(xs), f)
+        return "%s (%s–%s)" % (f % med(xs), f % min(xs), f % max(xs))
 
     def stat(label, wl, p, key):
         return med([num(r.get(key)) for r in data.get(label, {}).get((wl, p), [])])
@@ -120,10 +134,31 @@ def main():
     pr("(memcheck -H), then read every page in three verify passes (wall time of the whole).")
     pr("Made by `bench/prefetch`.")
     pr("")
+    if any(w == "scarce" for d in data.values() for (w, _) in d):
+        netram, cold, hot, passes = scarce_sizes or ("?",) * 4
+        pr("Scarce Network RAM (issue 33), a table of its own per speed: the server offers %s MiB of" % netram)
+        pr("Network RAM (`server-control set-max`, `BENCH_SCARCE_NETRAM_MB`, default 3/4 of MemAvailable),")
+        pr("less than the swapped working set.  A cold process (memcheck -H, %s MiB, `BENCH_SCARCE_COLD_MB`," % cold)
+        pr("default MemAvailable) fills its memory and stops; a hot one (%s MiB, `BENCH_SCARCE_HOT_MB`," % hot)
+        pr("default 5/4 of MemAvailable, more than the RAM left, so its own passes swap) fills and stops")
+        pr("too; then only the hot process's %s passes (verify, 50 %% of the pages rewritten;" % passes)
+        pr("`BENCH_SCARCE_PASSES`) and its final check are timed, with the swap-ins and swap-outs of")
+        pr("/proc/vmstat and the reads per tier (profile) over that time.  Without prefetching Network RAM")
+        pr("holds what was written first (the cold pages) and the hot pages live on flash; a policy that")
+        pr("moves cold pages (`lrs`) lets Network RAM keep the hot ones.  Policies run with")
+        pr("`prefetch=<policy>,%s` (`BENCH_PREFETCH_SCARCE_OPTS`), Control with `prefetch=none`." % scarce_opts)
+        pr("µs per swap-in is the timed seconds over the swap-ins, µs per swapped page over swap-ins plus")
+        pr("swap-outs; the Network RAM share is Network RAM's part of the tiers' reads during the timed")
+        pr("passes: where the hot pages lived.")
+        pr("")
+    pr("\"vs Control\" is the policy's median time over Control's: below 1 the policy is faster.  With")
+    pr("more than one round, times are the median with the spread (min–max) over the rounds.")
+    pr("")
+    regions = "/".join(sorted(x for x in region if x))  # none in a run of the scarce workload alone
     pr("Run %s in QEMU TCG guests, kernel %s, host %d cores, network path %s, %d round(s) per speed"
-       " (policy order rotated per round; medians), workload region %s MiB."
+       " (policy order rotated per round; medians)%s."
        % (datetime.datetime.utcnow().strftime("%Y-%m-%d"), kernel, os.cpu_count() or 0, a.net_path,
-          rounds, "/".join(sorted(x for x in region if x)) or "?"))
+          rounds, ", workload region %s MiB" % regions if regions else ""))
     pr("Absolute numbers are emulation numbers; read the ratios to Control.")
     pr("")
     pr("Calibration (boot 1, 4 KiB psync QD1 random reads, 1e6/IOPS): Network RAM **%s µs**, unthrottled"
@@ -135,7 +170,7 @@ def main():
     pr("iops/10 requests through unthrottled, so bursty reads can average less than 1/iops.  The last")
     pr("column gives the flash read latency the module measured during the runs (profile")
     pr("`flash_read_mean_us`, median over the policies that read from flash) next to Network RAM's")
-    pr("(`netram_read_mean_us`).  The last column of each table counts the swap-ins (reads from")
+    pr("(`netram_read_mean_us`).  The last column of each workload table counts the swap-ins (reads from")
     pr("flash and Network RAM over the whole workload, WL2's untimed passes included): how many the")
     pr("kernel's reclaim makes varies between runs of one workload, and the runtime follows it.")
     pr("")
@@ -146,9 +181,9 @@ def main():
         note = ""
         if flash_us is not None and t is not None and flash_us >= t:
             note = "native flash (%.0f µs) already slower than the target: the throttle has no effect" % flash_us
-        fr = med([stat(sp["label"], wl, p, "flash_read_us") for wl in WLS for p in POLICIES if p != "none"
-                  if (stat(sp["label"], wl, p, "flash_reads") or 0) > 0])
-        nr = med([stat(sp["label"], wl, p, "netram_read_us") for wl in WLS for p in POLICIES])
+        fr = med([stat(sp["label"], wl, p, "flash_read_us") for wl in WLS + ["scarce"] for p in POLICIES
+                  if p != "none" if (stat(sp["label"], wl, p, "flash_reads") or 0) > 0])
+        nr = med([stat(sp["label"], wl, p, "netram_read_us") for wl in WLS + ["scarce"] for p in POLICIES])
         if not data.get(sp["label"]):
             note = (note + "; " if note else "") + "boot produced no results"
         pr("| %s | %s | %s | %s | %s / %s |" % (sp["label"], fmt(t, "%.0f"), sp.get("iops", "–"), note,
@@ -159,23 +194,46 @@ def main():
         label = sp["label"]
         pr("## Flash at %s Network RAM's read latency" % label)
         pr("")
-        pr("| policy | " + " | ".join("%s s | vs Control" % WL_NAMES[w] for w in WLS) +
-           " | flash reads per prefetch (WL1 / WL2 / par) | read parallelism (WL1 / WL2 / par) | pages prefetched (WL1 / WL2 / par)"
-           " | swap-ins, thousands (WL1 / WL2 / par) |")
-        pr("|---|" + "---:|---:|" * len(WLS) + "---:|---:|---:|---:|")
-        for p in POLICIES:
-            cells = []
-            for w in WLS:
-                r = ratio(label, w, p)
-                cells += [fmt(secs(label, w, p)), fmt(r, "%.3f")]
-            rpp = " / ".join(fmt(stat(label, w, p, "reads_per_prefetch"), "%.2f") for w in WLS)
-            par = " / ".join(fmt(stat(label, w, p, "read_par"), "%.2f") for w in WLS)
-            pf = " / ".join(fmt(stat(label, w, p, "prefetched"), "%.0f") for w in WLS)
-            ins = " / ".join(fmt(kswapins(label, w, p)) for w in WLS)
-            name = "none (Control)" if p == "none" else p
-            pr("| %s | %s | %s | %s | %s | %s |" % (name, " | ".join(cells), rpp if p != "none" else "–", par,
-                                                   pf if p != "none" else "–", ins))
-        pr("")
+        # a run of the scarce workload alone (BENCH_PREFETCH_WLS=scarce) has no rows here
+        if any(wl in WLS for (wl, _) in data.get(label, {})):
+            pr("| policy | " + " | ".join("%s s | vs Control" % WL_NAMES[w] for w in WLS) +
+               " | flash reads per prefetch (WL1 / WL2 / par) | read parallelism (WL1 / WL2 / par) | pages prefetched (WL1 / WL2 / par)"
+               " | swap-ins, thousands (WL1 / WL2 / par) |")
+            pr("|---|" + "---:|---:|" * len(WLS) + "---:|---:|---:|---:|")
+            for p in POLICIES:
+                cells = []
+                for w in WLS:
+                    r = ratio(label, w, p)
+                    cells += [spread(label, w, p, "secs"), fmt(r, "%.3f")]
+                rpp = " / ".join(fmt(stat(label, w, p, "reads_per_prefetch"), "%.2f") for w in WLS)
+                par = " / ".join(fmt(stat(label, w, p, "read_par"), "%.2f") for w in WLS)
+                pf = " / ".join(fmt(stat(label, w, p, "prefetched"), "%.0f") for w in WLS)
+                ins = " / ".join(fmt(kswapins(label, w, p)) for w in WLS)
+                name = "none (Control)" if p == "none" else p
+                pr("| %s | %s | %s | %s | %s | %s |" % (name, " | ".join(cells), rpp if p != "none" else "–", par,
+                                                       pf if p != "none" else "–", ins))
+            pr("")
+        if any(wl == "scarce" for (wl, _) in data.get(label, {})):
+            pr("Scarce Network RAM, flash at %s:" % label)
+            pr("")
+            pr("| policy | hot passes s, median (min–max) | vs Control (policy / Control, < 1: faster)"
+               " | swap-ins, thousands | µs per swap-in, median (min–max) | µs per swapped page"
+               " | Network RAM share of swap-ins | Network RAM / flash read µs | pages prefetched |")
+            pr("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for p in POLICIES:
+                if not data[label].get(("scarce", p)):
+                    continue
+                ins = stat(label, "scarce", p, "swapins")
+                pr("| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |" % (
+                    "none (Control)" if p == "none" else p, spread(label, "scarce", p, "secs"),
+                    fmt(ratio(label, "scarce", p), "%.3f"), fmt(ins / 1000 if ins is not None else None),
+                    spread(label, "scarce", p, "us_per_swapin", "%.0f"),
+                    fmt(stat(label, "scarce", p, "us_per_swapped_page"), "%.0f"),
+                    fmt(stat(label, "scarce", p, "netram_share"), "%.2f"),
+                    fmt(stat(label, "scarce", p, "netram_read_us"), "%.0f"),
+                    fmt(stat(label, "scarce", p, "flash_read_us"), "%.0f"),
+                    fmt(stat(label, "scarce", p, "prefetched"), "%.0f") if p != "none" else "–"))
+            pr("")
 
     # ---- goals ----
     pr("## Goals")
@@ -230,6 +288,22 @@ def main():
     verdict = "n/a (nothing measured)" if not g3_n else ("PASS" if not g3_bad else "MISS")
     pr("- auto within 5%% of the best fixed policy (%d comparisons): **%s**%s"
        % (g3_n, verdict, (": " + "; ".join(g3_bad)) if g3_bad else ""))
+
+    g4 = [sp for sp in speeds if abs(float(sp["factor"]) - 1.2) < 1e-9]
+    g4_label = g4[0]["label"] if g4 else None
+    c = secs(g4_label, "scarce", "none") if g4 else None
+    fx = [(secs(g4_label, "scarce", p), p) for p in FIXED if g4 and secs(g4_label, "scarce", p) is not None]
+    au = secs(g4_label, "scarce", "auto") if g4 else None
+    if c is None or not fx or au is None:
+        pr("- Scarce Network RAM, flash at 1.2x: best fixed policy and auto at least 1.2x faster than Control"
+           " (Control / policy >= 1.2): **n/a** (%s)" % ("speed 1.2 not run" if not g4 else
+                                                           "Control, a fixed policy or auto not measured"))
+    else:
+        bs, bp = min(fx)
+        ok = c / bs >= 1.2 and c / au >= 1.2
+        pr("- Scarce Network RAM, flash at 1.2x: best fixed policy and auto at least 1.2x faster than Control"
+           " (Control / policy >= 1.2): **%s** (best fixed %s %.2fx, auto %.2fx)"
+           % ("PASS" if ok else "MISS", bp, c / bs, c / au))
     pr("")
     pr("![runtime relative to Control](prefetch.png)")
     print("\n".join(out))

@@ -9,8 +9,16 @@
 # read/modify/write pass (after its fill and sequential pass, not timed);
 # par: three memcheck processes that all hold their filled memory before
 # they verify (memcheck -H), pages written once and read by
-# three verify passes, no rewrites.  Run it through bench/prefetch, which
-# calibrates first (BENCH_PREFETCH_MODE=calibrate) and makes the table.
+# three verify passes, no rewrites.  scarce (issue 33): the server offers
+# less Network RAM than the swapped working set (server_ctl set-max, default
+# 3/4 of MemAvailable); a cold process fills MemAvailable and stops, a hot one
+# fills 5/4 of it (so its own passes swap) and stops; then only the hot
+# passes (verify + 50 % rewrite) are timed, with the swap-ins per tier
+# (profile) and /proc/vmstat's pswpin/pswpout over them: Control's Network
+# RAM holds what was written first (cold), a policy moving cold pages keeps
+# the hot ones there.  Its policies run with BENCH_PREFETCH_SCARCE_OPTS
+# (default amount=free:25,interval=100).  Run it through bench/prefetch,
+# which calibrates first (BENCH_PREFETCH_MODE=calibrate) and makes the table.
 # mem: 192M
 # servers: 1
 # disks: flash=1G@env
@@ -63,12 +71,22 @@ fi
 
 SPEED=${BENCH_PREFETCH_SPEED:-native}
 POLICIES=$(echo "${BENCH_PREFETCH_POLICIES:-none,rr,random,lrs,mrs,auto}" | tr , ' ')
-WLS=$(echo "${BENCH_PREFETCH_WLS:-wl1,wl2,par}" | tr , ' ')
+WLS=$(echo "${BENCH_PREFETCH_WLS:-wl1,wl2,par,scarce}" | tr , ' ')
 PF_OPTS=${BENCH_PREFETCH_OPTS:-amount=written:10,interval=100}
+SCARCE_OPTS=${BENCH_PREFETCH_SCARCE_OPTS:-amount=free:25,interval=100}
 free_mb=$(($(meminfo_kb MemAvailable) / 1024))
 MB=${BENCH_REGION_MB:-$((free_mb * 5 / 4))}
+# scarce: Network RAM below the swapped working set (cold + hot - RAM); the
+# hot set alone (less what RAM keeps) fits it
+NETRAM_MB=${BENCH_SCARCE_NETRAM_MB:-$((free_mb * 3 / 4))}
+COLD_MB=${BENCH_SCARCE_COLD_MB:-$free_mb}
+HOT_MB=${BENCH_SCARCE_HOT_MB:-$((free_mb * 5 / 4))}
+HOT_PASSES=${BENCH_SCARCE_PASSES:-3}
 NP=$(echo $POLICIES | wc -w)
 log "MemAvailable ${free_mb} MiB: workload region ${MB} MiB; flash at $SPEED; policies $POLICIES; workloads $WLS; prefetch=<policy>,$PF_OPTS"
+case " $WLS " in *" scarce "*)
+	log "scarce: Network RAM ${NETRAM_MB} MiB, cold ${COLD_MB} MiB, hot ${HOT_MB} MiB ($HOT_PASSES passes); prefetch=<policy>,$SCARCE_OPTS" ;;
+esac
 
 # workload WL: run it, set SECS (the timed part)
 workload() {
@@ -102,14 +120,46 @@ workload() {
 			wait $p || { cat /tmp/mc$i.out; die "memcheck par $i"; }
 		done
 		SECS=$(awk -v a="$t0" -v b="$(now_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }') ;;
+	scarce)
+		# cold first: what Control's Network RAM fills with
+		memcheck -H -m "$COLD_MB" -p 1 -r 0 -s 11 >/tmp/mc1.out 2>&1 &
+		cold=$!
+		wait_stopped $cold 1
+		memcheck -H -m "$HOT_MB" -p "$HOT_PASSES" -r 50 -s 12 >/tmp/mc2.out 2>&1 &
+		hot=$!
+		wait_stopped $hot 2
+		# only the hot passes count: tiers' reads and swap traffic from here
+		echo reset >/sys/kernel/nswap2l/pf/profile || die "profile reset"
+		in0=$(vmstat_count pswpin) out0=$(vmstat_count pswpout)
+		t0=$(now_cs)
+		kill -CONT $hot
+		wait $hot || { cat /tmp/mc2.out; die "memcheck scarce hot"; }
+		SECS=$(awk -v a="$t0" -v b="$(now_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }')
+		SWAPINS=$(($(vmstat_count pswpin) - in0)) SWAPOUTS=$(($(vmstat_count pswpout) - out0))
+		kill -KILL $cold
+		wait $cold 2>/dev/null || true ;;
 	*) die "unknown workload '$1' in BENCH_PREFETCH_WLS" ;;
 	esac
 	case "$SECS" in '' | *[!0-9.]*) cat /tmp/mc.out; die "no time from workload $1" ;; esac
 }
 
+# wait_stopped PID N: until memcheck N (/tmp/mcN.out) has filled and stopped
+wait_stopped() {
+	until all_stopped $1; do
+		[ $? -eq 1 ] || { cat /tmp/mc$2.out; die "memcheck $2 ended before it filled its memory"; }
+		sleep 0.1
+	done
+}
+vmstat_count() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+
 run_one() { # wl policy round
 	opt="prefetch=$2"
-	[ "$2" = none ] || opt="prefetch=$2,$PF_OPTS"
+	if [ "$1" = scarce ]; then
+		[ "$2" = none ] || opt="prefetch=$2,$SCARCE_OPTS"
+		server_ctl set-max 0 "${NETRAM_MB}M" >/dev/null || die "set-max 0 ${NETRAM_MB}M"
+	else
+		[ "$2" = none ] || opt="prefetch=$2,$PF_OPTS"
+	fi
 	dm_create pf "0 $((1024 * 2048)) nswap2l 4 $NETRAM flash=$FLASH $opt" || die "create with $opt"
 	mkswap $DEV >/dev/null || die "mkswap"
 	swapon $DEV || die "swapon"
@@ -118,13 +168,27 @@ run_one() { # wl policy round
 	cat /sys/kernel/nswap2l/pf/prefetch/stats >/tmp/pf.stats 2>/dev/null || : >/tmp/pf.stats
 	cat /sys/kernel/nswap2l/pf/profile >/tmp/pf.prof || die "read profile"
 	swapoff $DEV || die "swapoff"
-	echo "@@BENCH prefetch speed=$SPEED wl=$1 policy=$2 secs=$SECS prefetched=$(kv /tmp/pf.stats prefetched)" \
-		"reads_per_prefetch=$(kv /tmp/pf.stats reads_per_prefetch) read_par=$(kv /tmp/pf.prof read_parallelism)" \
-		"netram_read_us=$(kv /tmp/pf.prof netram_read_mean_us) flash_read_us=$(kv /tmp/pf.prof flash_read_mean_us)" \
-		"netram_reads=$(kv /tmp/pf.prof netram_reads) flash_reads=$(kv /tmp/pf.prof flash_reads)" \
-		"choice=$(kv /tmp/pf.stats choice) region_mb=$MB round=$3"
+	if [ "$1" = scarce ]; then
+		nr=$(kv /tmp/pf.prof netram_reads) fr=$(kv /tmp/pf.prof flash_reads)
+		echo "@@BENCH prefetch speed=$SPEED wl=$1 policy=$2 secs=$SECS swapins=$SWAPINS swapouts=$SWAPOUTS" \
+			"us_per_swapin=$(awk -v s="$SECS" -v n="$SWAPINS" 'BEGIN { if (n > 0) printf "%.0f", s * 1e6 / n; else print "-" }')" \
+			"us_per_swapped_page=$(awk -v s="$SECS" -v n="$((SWAPINS + SWAPOUTS))" 'BEGIN { if (n > 0) printf "%.0f", s * 1e6 / n; else print "-" }')" \
+			"netram_share=$(awk -v n="$nr" -v f="$fr" 'BEGIN { if (n + f > 0) printf "%.3f", n / (n + f); else print "-" }')" \
+			"netram_reads=$nr flash_reads=$fr" \
+			"netram_read_us=$(kv /tmp/pf.prof netram_read_mean_us) flash_read_us=$(kv /tmp/pf.prof flash_read_mean_us)" \
+			"prefetched=$(kv /tmp/pf.stats prefetched) reads_per_prefetch=$(kv /tmp/pf.stats reads_per_prefetch)" \
+			"choice=$(kv /tmp/pf.stats choice) netram_mb=$NETRAM_MB cold_mb=$COLD_MB hot_mb=$HOT_MB round=$3"
+	else
+		echo "@@BENCH prefetch speed=$SPEED wl=$1 policy=$2 secs=$SECS prefetched=$(kv /tmp/pf.stats prefetched)" \
+			"reads_per_prefetch=$(kv /tmp/pf.stats reads_per_prefetch) read_par=$(kv /tmp/pf.prof read_parallelism)" \
+			"netram_read_us=$(kv /tmp/pf.prof netram_read_mean_us) flash_read_us=$(kv /tmp/pf.prof flash_read_mean_us)" \
+			"netram_reads=$(kv /tmp/pf.prof netram_reads) flash_reads=$(kv /tmp/pf.prof flash_reads)" \
+			"choice=$(kv /tmp/pf.stats choice) region_mb=$MB round=$3"
+	fi
 	dm_remove pf || die "remove"
 	blkdiscard "$FLASH" 2>/dev/null || true
+	# the other workloads run with the servers' whole memory
+	[ "$1" != scarce ] || server_ctl set-max 0 none >/dev/null || die "set-max 0 none"
 }
 
 total=$(($(echo $WLS | wc -w) * NP * ${BENCH_ROUNDS:-1}))
