@@ -761,20 +761,22 @@ static const char *max_text(uint64_t pages, char *buf, size_t size)
 
 void server_reload_max_file(struct server *srv)
 {
-	char err[PATH_MAX + 256], was[64], now[64], limit_text[64];
+	char err[PATH_MAX + 256], was_buf[64], now[64], limit_text[64];
 	uint64_t pages, held = server_held_pages(srv), limit;
+	const char *was;
 	enum limit_source source;
 
 	if (server_read_max_file(srv->cfg.max_file, &pages, err, sizeof(err))) {
 		srv->max_file_failed = true;
 		log_error("reload: %s; keeping %s read before; limit %llu pages, set by %s", err,
-			  max_text(srv->cfg.max_file_pages, was, sizeof(was)),
+			  max_text(srv->cfg.max_file_pages, was_buf, sizeof(was_buf)),
 			  (unsigned long long)srv->limit_pages,
 			  server_limit_source_name(srv->limit_source));
 		return;
 	}
 	srv->max_file_failed = false;
-	max_text(srv->cfg.max_file_pages, was, sizeof(was));
+	/* "none" is not written into the buffer */
+	was = max_text(srv->cfg.max_file_pages, was_buf, sizeof(was_buf));
 	srv->cfg.max_file_pages = pages;
 	limit = compute_limit(srv, &source);
 	log_info("reload: --max-file %s: %s, was %s; limit %s, set by %s; holding %llu pages%s",
