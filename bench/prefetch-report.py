@@ -96,18 +96,22 @@ def main():
             region.add(r.get("region_mb"))
             rounds = max(rounds, int(r.get("round", "1")))
 
+    def values(label, wl, p, key):
+        """@key of each round's run, as numbers (None where missing)"""
+        return [num(r.get(key)) for r in data.get(label, {}).get((wl, p), [])]
+
     def secs(label, wl, p):
-        return med([num(r.get("secs")) for r in data.get(label, {}).get((wl, p), [])])
+        return stat(label, wl, p, "secs")
 
     def spread(label, wl, p, key, f="%.1f"):
         """"median (min–max)" over the rounds; the median alone for one round"""
-        xs = [x for x in (num(r.get(key)) for r in data.get(label, {}).get((wl, p), [])) if x is not None]
+        xs = [x for x in values(label, wl, p, key) if x is not None]
         if len(xs) < 2:
             return fmt(med(xs), f)
         return "%s (%s–%s)" % (f % med(xs), f % min(xs), f % max(xs))
 
     def stat(label, wl, p, key):
-        return med([num(r.get(key)) for r in data.get(label, {}).get((wl, p), [])])
+        return med(values(label, wl, p, key))
 
     def kswapins(label, wl, p):  # thousands of reads from flash and Network RAM
         runs = data.get(label, {}).get((wl, p), [])

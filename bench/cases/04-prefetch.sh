@@ -109,10 +109,7 @@ workload() {
 			memcheck -H -m $((MB / 3)) -p 3 -r 0 -s $((5 + i)) >/tmp/mc$i.out 2>&1 &
 			pids="$pids $!"
 		done
-		until all_stopped $pids; do
-			[ $? -eq 1 ] || { cat /tmp/mc[123].out; die "memcheck par ended before it filled its memory"; }
-			sleep 0.1
-		done
+		wait_stopped "memcheck par" "/tmp/mc[123].out" $pids
 		kill -CONT $pids
 		i=0
 		for p in $pids; do
@@ -124,10 +121,10 @@ workload() {
 		# cold first: what Control's Network RAM fills with
 		memcheck -H -m "$COLD_MB" -p 1 -r 0 -s 11 >/tmp/mc1.out 2>&1 &
 		cold=$!
-		wait_stopped $cold 1
+		wait_stopped "memcheck scarce cold" /tmp/mc1.out $cold
 		memcheck -H -m "$HOT_MB" -p "$HOT_PASSES" -r 50 -s 12 >/tmp/mc2.out 2>&1 &
 		hot=$!
-		wait_stopped $hot 2
+		wait_stopped "memcheck scarce hot" /tmp/mc2.out $hot
 		# only the hot passes count: tiers' reads and swap traffic from here
 		echo reset >/sys/kernel/nswap2l/pf/profile || die "profile reset"
 		in0=$(vmstat_count pswpin) out0=$(vmstat_count pswpout)
@@ -143,10 +140,13 @@ workload() {
 	case "$SECS" in '' | *[!0-9.]*) cat /tmp/mc.out; die "no time from workload $1" ;; esac
 }
 
-# wait_stopped PID N: until memcheck N (/tmp/mcN.out) has filled and stopped
+# wait_stopped WHAT OUTPUTS PID...: until every memcheck PID has filled its
+# memory and stopped (memcheck -H); OUTPUTS (a glob) are shown if one ended
 wait_stopped() {
-	until all_stopped $1; do
-		[ $? -eq 1 ] || { cat /tmp/mc$2.out; die "memcheck $2 ended before it filled its memory"; }
+	_ws_what=$1 _ws_outs=$2
+	shift 2
+	until all_stopped "$@"; do
+		[ $? -eq 1 ] || { cat $_ws_outs; die "$_ws_what ended before it filled its memory"; }
 		sleep 0.1
 	done
 }
