@@ -124,7 +124,7 @@ for p in rr random lrs mrs auto; do
 	wait_until 30 nsw "flash empty after swapon --discard ($p)" flash_le 1
 	f0=$(tier_stat nsw flash used)
 	pf0=$(pf_stat nsw prefetched) arms0=$(arm_sum prefetched) own0=$(pf_stat nsw "${p}_prefetched")
-	memcheck -m $MB -p 1 -s $seed &
+	memcheck -m $MB -p 1 -s $seed >/tmp/mc.out 2>&1 &
 	mc=$!
 	fmax=$f0
 	while kill -0 $mc 2>/dev/null; do
@@ -133,7 +133,7 @@ for p in rr random lrs mrs auto; do
 		_num "$f" "flash used"
 		[ "$f" -le "$fmax" ] || fmax=$f
 	done
-	wait $mc || die "memcheck failed with swap on nswap2l, prefetch policy $p"
+	memcheck_wait $mc /tmp/mc.out "memcheck failed with swap on nswap2l, prefetch policy $p"
 	pf1=$(pf_stat nsw prefetched) arms1=$(arm_sum prefetched)
 	show_status nsw
 	log "$p: $((pf1 - pf0)) pages prefetched, at most $fmax on flash while memcheck ran"

@@ -44,7 +44,7 @@ kill -0 $mc || die "memcheck ended before the server was killed"
 wait_until 30 nsw "server 2 failed" servers_in_state nsw failed 2
 # server 0's machine: 8 MiB under its 32 MiB reserve, while recovery may run
 server_ctl set-memavailable 0 24M || die "set-memavailable 0"
-wait $mc || { cat /tmp/mc.out; die "memcheck failed on a parity device that lost a server"; }
+memcheck_wait $mc /tmp/mc.out "memcheck failed on a parity device that lost a server"
 show_status nsw
 moved_back() { [ "$(netram_stat nsw 0 evict_moved)" -gt 0 ]; }
 wait_until 60 nsw "server 0 got memory back" moved_back

@@ -56,7 +56,7 @@ log "server 1 started again (empty)"
 kill -0 $checker || die "memcheck ended before server 1 was started again"
 up1() { [ "$(netram_stat nsw 1 state)" = up ]; }
 wait_until 120 nsw "server 1 up again" up1
-wait $checker || die "memcheck died or found a bad page: $(cat /tmp/mc.out)"
+memcheck_wait $checker /tmp/mc.out "memcheck died or found a bad page"
 log "$(tail -n 1 /tmp/mc.out)"
 wait_until 180 nsw "recovery done" nsw_recovered nsw
 show_status nsw

@@ -27,6 +27,24 @@ die() {
 	exit 1
 }
 
+# memcheck_wait PID OUT WHAT : wait for a memcheck started in the
+# background with its output in OUT; if it failed, fail with WHAT and why,
+# on one line: its first bad page (exit 1), or the signal that ended it and
+# the kernel's OOM or swap read-error line (a die message is all CI's
+# summary shows).
+memcheck_wait() {
+	_mw_st=0
+	wait "$1" || _mw_st=$?
+	[ $_mw_st = 0 ] && return 0
+	cat "$2"
+	if [ $_mw_st -gt 128 ]; then
+		_mw_why="killed by signal $((_mw_st - 128)); kernel: $(dmesg | grep -E 'Out of memory|oom-kill|Read-error on swap' | tail -n 2 | tr '\n' ' ')"
+	else
+		_mw_why="exit $_mw_st: $(grep -E 'BAD PAGE|differ|holds its generation|FAILED|cannot' "$2" | head -n 4 | tr '\n' ' ')"
+	fi
+	die "$3: $_mw_why"
+}
+
 # wait_until SECONDS NAME WHAT COMMAND... : run COMMAND every half second
 # until it succeeds; after SECONDS show NAME's status and fail with WHAT
 wait_until() {
