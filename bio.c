@@ -148,6 +148,7 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, unsigned l
 		       u64 *entry)
 {
 	bool prefetched = *entry & NSWAP2L_ENTRY_PREFETCHED;
+	unsigned int arm = nswap2l_entry_arm(*entry);
 	u64 home = nswap2l_entry_home(*entry);
 	int r;
 
@@ -158,7 +159,7 @@ static int place_again(struct nswap2l *nc, u64 page, unsigned int nr, unsigned l
 	if (r > 0) {
 		queue_release(nc, home, r, 0);
 		if (prefetched)
-			nswap2l_prefetch_note_rewritten(nc, r);
+			nswap2l_prefetch_note_rewritten(nc, r, arm);
 		return r;
 	}
 	queue_release(nc, 0, 0, 0);

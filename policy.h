@@ -94,8 +94,12 @@ struct nswap2l_prefetch_view {
 	u64 room;		/* pages Network RAM can take now */
 	u64 busy_x100;		/* foreground bios in flight, mean since last wake-up, x100 */
 	u64 read_ns;		/* foreground read latency, mean since last wake-up (0: none) */
+	/* Each tier's foreground read latency, mean since the device was made (0: none). */
+	u64 netram_read_ns;
+	u64 flash_read_ns;
 	u64 prefetched[NSWAP2L_PREFETCH_ARMS];	/* pages each arm moved, ever */
 	u64 reads[NSWAP2L_PREFETCH_ARMS];	/* flash reads of those pages */
+	u64 rewritten[NSWAP2L_PREFETCH_ARMS];	/* of those pages, placed again by a write */
 };
 
 /* Common head of the three kinds, for the registry. */
@@ -138,6 +142,8 @@ struct nswap2l_picker {
 			     u64 *pages, unsigned int nr, unsigned int *arm);
 	/* The arm in use, for stats. */
 	const char *(*choice)(struct nswap2l_picker *p);	/* optional */
+	/* More "key value" stats lines into a sysfs @buf from @len; the new length. */
+	int (*emit_stats)(struct nswap2l_picker *p, char *buf, int len);	/* optional */
 	void (*destroy)(struct nswap2l_picker *p);
 	const struct nswap2l_prefetch_which *type;
 };

@@ -68,8 +68,8 @@ struct nswap2l_prefetch {
 	atomic64_t prefetched;
 	atomic64_t cancelled;		/* a racing write or discard won */
 	atomic64_t failed;		/* no room on flash, or an I/O error */
-	atomic64_t rewritten;
 	atomic64_t arm_prefetched[NSWAP2L_PREFETCH_ARMS];
+	atomic64_t arm_rewritten[NSWAP2L_PREFETCH_ARMS];
 };
 
 /*----------------------------------------------------------------
@@ -269,6 +269,11 @@ int nswap2l_prefetch_check_tiers(const struct nswap2l_prefetch_config *cfg, cons
 /*----------------------------------------------------------------
  * The worker
  *--------------------------------------------------------------*/
+static u64 tier_read_ns(const struct nswap2l_io_stats *io, enum nswap2l_tier_id id)
+{
+	return io->done[id][READ] ? div64_u64(io->time_ns[id][READ], io->done[id][READ]) : 0;
+}
+
 static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view)
 {
 	struct nswap2l *nc = pf->nc;
@@ -290,6 +295,8 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 	pf->last_reads = reads;
 	pf->last_read_ns = read_ns;
 	/* A picker is only installed on a device with Network RAM and flash. */
+	view->netram_read_ns = tier_read_ns(&io, NSWAP2L_TIER_NETRAM);
+	view->flash_read_ns = tier_read_ns(&io, NSWAP2L_TIER_FLASH);
 	view->held = max_t(s64, atomic64_read(&nc->tiers[NSWAP2L_TIER_NETRAM]->used), 0);
 	view->room = nswap2l_tier_free(nc->tiers[NSWAP2L_TIER_NETRAM]);
 
@@ -302,6 +309,7 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
 		view->prefetched[arm] = atomic64_read(&pf->arm_prefetched[arm]);
 		view->reads[arm] = io.prefetched_reads[arm];
+		view->rewritten[arm] = atomic64_read(&pf->arm_rewritten[arm]);
 	}
 }
 
@@ -574,26 +582,31 @@ ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 	struct nswap2l_io_stats io;
 	const char *policy;
 	unsigned int arm;
-	u64 largest;
+	u64 largest, rewritten = 0;
 	int len;
 
 	mutex_lock(&pf->lock);
 	policy = which_name(&pf->cfg);
 	largest = pf->largest_wakeup;
-	mutex_unlock(&pf->lock);
 	len = sysfs_emit(buf, "policy %s\nwakeups %lld\n", policy, atomic64_read(&pf->wakeups));
+	if (pf->picker && pf->picker->emit_stats)
+		len = pf->picker->emit_stats(pf->picker, buf, len);
+	mutex_unlock(&pf->lock);
 	len = nswap2l_prefetch_emit_counters(nc, buf, len);
-	len += sysfs_emit_at(buf, len, "failed %lld\nrewritten %lld\nlargest_wakeup %llu\n",
-			     atomic64_read(&pf->failed), atomic64_read(&pf->rewritten), largest);
+	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
+		rewritten += atomic64_read(&pf->arm_rewritten[arm]);
+	len += sysfs_emit_at(buf, len, "failed %lld\nrewritten %llu\nlargest_wakeup %llu\n",
+			     atomic64_read(&pf->failed), rewritten, largest);
 	nswap2l_stats_sum(nc, &io);
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
 		const struct nswap2l_prefetch_which *which = nswap2l_prefetch_arm(arm);
 
 		if (which)
-			len += sysfs_emit_at(buf, len, "%s_prefetched %lld\n%s_reads %llu\n",
+			len += sysfs_emit_at(buf, len, "%s_prefetched %lld\n%s_reads %llu\n%s_rewritten %lld\n",
 					     which->type.name,
 					     atomic64_read(&pf->arm_prefetched[arm]),
-					     which->type.name, io.prefetched_reads[arm]);
+					     which->type.name, io.prefetched_reads[arm],
+					     which->type.name, atomic64_read(&pf->arm_rewritten[arm]));
 	}
 	return len;
 }
@@ -613,7 +626,7 @@ void nswap2l_prefetch_status(struct nswap2l *nc, char *result, unsigned int maxl
 	*sz_ptr = sz;
 }
 
-void nswap2l_prefetch_note_rewritten(struct nswap2l *nc, unsigned int nr)
+void nswap2l_prefetch_note_rewritten(struct nswap2l *nc, unsigned int nr, unsigned int arm)
 {
-	atomic64_add(nr, &nc->prefetch->rewritten);
+	atomic64_add(nr, &nc->prefetch->arm_rewritten[arm]);
 }

@@ -60,7 +60,7 @@ int nswap2l_prefetch_emit_counters(struct nswap2l *nc, char *buf, int len);
 /* Status fields: <policy> <prefetched> <prefetched_reads> <cancelled>. */
 void nswap2l_prefetch_status(struct nswap2l *nc, char *result, unsigned int maxlen,
 			     unsigned int *sz);
-/* Pages a write placed again after prefetching had moved them. */
-void nswap2l_prefetch_note_rewritten(struct nswap2l *nc, unsigned int nr);
+/* Pages a write placed again after prefetching (its @arm) had moved them. */
+void nswap2l_prefetch_note_rewritten(struct nswap2l *nc, unsigned int nr, unsigned int arm);
 
 #endif /* NSWAP2L_PREFETCH_H */

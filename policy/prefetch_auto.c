@@ -3,19 +3,27 @@
  * Prefetch Q3 "auto": chooses among the fixed Q3 policies (the arms) at
  * every wake-up, and sets the rate, from what prefetching has bought.
  *
- * The measure is the paper's Table IV metric: flash reads per prefetched
- * page, per arm.  A page moved to flash and never read again cost a flash
- * write and a Network RAM read for nothing; one read back from flash took
- * a read off Network RAM, in parallel with it.  An epsilon-greedy bandit
+ * The measure, per arm, is what its moved pages bought, per mille of them.
+ * Prefetching pays for two reasons (Nswap2L): reads served by a faster
+ * flash, and Network RAM kept free for new writes when it is scarce.  So
+ * a page read back from flash counts for the arm while flash reads are
+ * faster than Network RAM's (the paper's Table IV metric; also while
+ * either is not measured yet) and against it while they are slower; a page
+ * written again soon counts against it (its write took it back: a flash
+ * write and a Network RAM read for nothing); a page left alone counts for
+ * it while Network RAM is scarce (less than AUTO_SCARCE_PCT of it free),
+ * where it made room.  So with room to spare and a slower flash no arm
+ * pays and auto nearly stops, and when room is scarce the arm that moves
+ * cold pages wins (lrs, not mrs).  An epsilon-greedy bandit
  * picks the arm: every arm is tried first, then the best one, and a random
  * one at one wake-up in eight so that a change of workload is noticed.  The
  * counters are halved every AUTO_HALF_LIFE wake-ups, so old phases fade.
  *
- * The rate: while even the best arm's pages are rarely read back (below
- * AUTO_POOR per mille), or foreground reads are slower while it prefetches
+ * The rate: while even the best arm's pages buy little (below AUTO_POOR
+ * per mille), or foreground reads are slower while it prefetches
  * than while it does not (by AUTO_SLOWER_PCT), the quota is halved at every
- * wake-up, down to 1/16 of what Q2 asks; it doubles back while pages are
- * read back (above AUTO_GOOD) and reads are not slower.  So when
+ * wake-up, down to 1/16 of what Q2 asks; it doubles back while they buy
+ * more (above AUTO_GOOD) and reads are not slower.  So when
  * prefetching does not pay, auto nearly stops.  The reads "while it does
  * not" are measured in control intervals: one wake-up in AUTO_CONTROL_ONE_IN
  * moves nothing, and the mean foreground read latency of the interval after
@@ -30,8 +38,9 @@
 #define AUTO_TRIAL_PAGES	256	/* an arm is judged after this many pages */
 #define AUTO_HALF_LIFE		64	/* wake-ups */
 #define AUTO_EXPLORE_ONE_IN	8
-#define AUTO_POOR		100	/* reads per 1000 prefetched pages */
+#define AUTO_POOR		100	/* pages that paid, net, per 1000 prefetched */
 #define AUTO_GOOD		300
+#define AUTO_SCARCE_PCT		25	/* Network RAM free, of its capacity */
 #define AUTO_SCALE_FULL		16	/* quota in 1/16ths */
 #define AUTO_CONTROL_ONE_IN	8
 #define AUTO_SLOWER_PCT		10
@@ -42,20 +51,33 @@ struct auto_picker {
 	unsigned int chosen;		/* the arm of this wake-up */
 	unsigned int scale;
 	unsigned int wakeups;
-	/* What each arm moved and what was read back, halved now and then. */
+	/* What each arm moved, what was read back or written again, halved now and then. */
 	u64 prefetched[NSWAP2L_PREFETCH_ARMS];
 	u64 reads[NSWAP2L_PREFETCH_ARMS];
+	u64 rewritten[NSWAP2L_PREFETCH_ARMS];
 	u64 seen_prefetched[NSWAP2L_PREFETCH_ARMS];
 	u64 seen_reads[NSWAP2L_PREFETCH_ARMS];
+	u64 seen_rewritten[NSWAP2L_PREFETCH_ARMS];
+	/* Why moving pays now: the last wake-up's view. */
+	bool flash_slower;		/* than Network RAM, for reads */
+	bool scarce;			/* Network RAM has little room */
 	/* Foreground read latency (ns, moving averages) after moving and after control. */
 	u64 read_ns_moving;
 	u64 read_ns_control;
 	bool control;			/* the last wake-up was a control one */
 };
 
-static u64 score(struct auto_picker *ap, unsigned int arm)
+/* Pages of @arm's that paid, net, per 1000 it moved: -1000..1000. */
+static s64 score(struct auto_picker *ap, unsigned int arm)
 {
-	return div64_u64(ap->reads[arm] * 1000, ap->prefetched[arm] ?: 1);
+	s64 moved = ap->prefetched[arm], reads = ap->reads[arm], rewritten = ap->rewritten[arm];
+	s64 paid = (ap->flash_slower ? -reads : reads) - rewritten;
+
+	if (!moved)
+		return 0;
+	if (ap->scarce)
+		paid += max_t(s64, moved - reads - rewritten, 0);
+	return clamp_t(s64, div64_s64(paid * 1000, moved), -1000, 1000);
 }
 
 static unsigned int choose_arm(struct auto_picker *ap)
@@ -97,13 +119,18 @@ static void learn(struct auto_picker *ap, const struct nswap2l_prefetch_view *vi
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
 		ap->prefetched[arm] += view->prefetched[arm] - ap->seen_prefetched[arm];
 		ap->reads[arm] += view->reads[arm] - ap->seen_reads[arm];
+		ap->rewritten[arm] += view->rewritten[arm] - ap->seen_rewritten[arm];
 		ap->seen_prefetched[arm] = view->prefetched[arm];
 		ap->seen_reads[arm] = view->reads[arm];
+		ap->seen_rewritten[arm] = view->rewritten[arm];
 		if (!(ap->wakeups % AUTO_HALF_LIFE) && ap->prefetched[arm] >= 2 * AUTO_TRIAL_PAGES) {
 			ap->prefetched[arm] /= 2;
 			ap->reads[arm] /= 2;
+			ap->rewritten[arm] /= 2;
 		}
 	}
+	ap->flash_slower = view->netram_read_ns && view->flash_read_ns > view->netram_read_ns;
+	ap->scarce = view->room * 100 < (view->held + view->room) * AUTO_SCARCE_PCT;
 }
 
 static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_view *view,
@@ -112,7 +139,7 @@ static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_vi
 	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
 	struct nswap2l_picker *arm;
 	bool slower;
-	u64 best;
+	s64 best;
 
 	ap->wakeups++;
 	learn(ap, view);
@@ -150,6 +177,21 @@ static const char *auto_choice(struct nswap2l_picker *p)
 	return ap->arms[ap->chosen]->type->type.name;
 }
 
+/* Why moving pays now, and each arm's score (per mille of its moved pages). */
+static int auto_emit_stats(struct nswap2l_picker *p, char *buf, int len)
+{
+	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
+	unsigned int arm;
+
+	len += sysfs_emit_at(buf, len, "auto_flash_slower %d\nauto_scarce %d\n",
+			     ap->flash_slower, ap->scarce);
+	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
+		if (ap->arms[arm])
+			len += sysfs_emit_at(buf, len, "%s_score %lld\n",
+					     ap->arms[arm]->type->type.name, score(ap, arm));
+	return len;
+}
+
 static void auto_destroy(struct nswap2l_picker *p)
 {
 	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
@@ -171,6 +213,7 @@ static struct nswap2l_picker *auto_create(void)
 	ap->picker.begin = auto_begin;
 	ap->picker.pick = auto_pick;
 	ap->picker.choice = auto_choice;
+	ap->picker.emit_stats = auto_emit_stats;
 	ap->picker.destroy = auto_destroy;
 	ap->scale = AUTO_SCALE_FULL;
 	ap->chosen = NSWAP2L_PREFETCH_ARMS;
