@@ -22,6 +22,11 @@ module_param_named(fault_reroute_ms, nswap2l_fault_reroute_ms, uint, 0644);
 MODULE_PARM_DESC(fault_reroute_ms,
 		 "Testing only: a rewrite of a page on a write-once tier finds no new home at once (as with the release queue full) and waits this many ms before the worker places it (0: off)");
 
+static unsigned int nswap2l_fault_park_ms;
+module_param_named(fault_park_ms, nswap2l_fault_park_ms, uint, 0644);
+MODULE_PARM_DESC(fault_park_ms,
+		 "Testing only: a write the worker gives a new home first finds the release queue full and waits this many ms out of the in-flight count, as such a write does (0: off)");
+
 /*----------------------------------------------------------------
  * Bio path
  *--------------------------------------------------------------*/
@@ -37,19 +42,25 @@ static void defer_discard(struct nswap2l *nc, struct bio *bio)
 	queue_work(nc->discard_wq, &nc->discard_work);
 }
 
+/* Out of the in-flight count: waiters for it no longer wait for this bio. */
+static void leave_epoch(struct nswap2l *nc, struct nswap2l_bio *nb)
+{
+	nswap2l_inflight_exit(&nc->map.inflight, nb->epoch);
+	nb->epoch = NSWAP2L_NO_EPOCH;
+}
+
 /*
  * A refused write that found the release queue full waits until the
  * discard worker takes the queued runs.  That worker then waits for
  * in-flight bios, so the write leaves its epoch meanwhile (it sends
  * nothing while it waits, and no piece of it is in flight: it waits before
- * it splits) and enters a new one when it goes on.
+ * it splits) and enters a new one when it goes on.  The page mover, which
+ * waits for that count too, may move its page meanwhile: reroute_write()
+ * then replaces the page's new home.
  */
 static void wait_for_release(struct nswap2l *nc, struct bio *bio)
 {
-	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
-
-	nswap2l_inflight_exit(&nc->map.inflight, nb->epoch);
-	nb->epoch = NSWAP2L_NO_EPOCH;
+	leave_epoch(nc, dm_per_bio_data(bio, sizeof(struct nswap2l_bio)));
 	if (nswap2l_release_park(&nc->map, bio))
 		defer_bio(nc, bio);
 }
@@ -326,6 +337,14 @@ static bool reroute_write(struct nswap2l *nc, struct bio *bio)
 
 	if (nb->epoch == NSWAP2L_NO_EPOCH)	/* back from wait_for_release() */
 		nb->epoch = nswap2l_inflight_enter(&nc->map.inflight);
+	if (unlikely(READ_ONCE(nswap2l_fault_park_ms)) && !nb->fault_parked) {
+		/* Fault injection: parked as in wait_for_release(), for a move to race. */
+		nb->fault_parked = true;
+		nb->held_reroute = true;
+		leave_epoch(nc, nb);
+		hold_bio(nc, bio, jiffies + msecs_to_jiffies(READ_ONCE(nswap2l_fault_park_ms)));
+		return true;
+	}
 	if (!nswap2l_release_reserve(&nc->map)) {
 		wait_for_release(nc, bio);
 		return true;
@@ -345,19 +364,26 @@ reserved:
 		}
 		if (r > 0) {
 			done = r;
-		} else if (entry && nswap2l_entry_tier(entry) == nb->tier &&
-			   nswap2l_tier_relabelled(nc->tiers[nb->tier], nb->slot,
-						   nswap2l_entry_slot(entry))) {
+		} else if (entry && (nc->tiers[nswap2l_entry_tier(entry)]->write_once ||
+				     (nswap2l_entry_tier(entry) == nb->tier &&
+				      nswap2l_tier_relabelled(nc->tiers[nb->tier], nb->slot,
+							      nswap2l_entry_slot(entry))))) {
 			/*
-			 * A server moved the page while this write waited for
-			 * the release queue, out of the in-flight count (MOVED
-			 * waits for the bios in it): the same data under a new
-			 * label, which this write replaces from there.  The
-			 * pages before it release their old homes; it takes
-			 * another reservation, waiting for one only if no
-			 * piece of it is out (those must stay counted).
+			 * The page has a new home on this tier, which this
+			 * write replaces from there: a server moved it (the
+			 * same data under a new label), or, on a write-once
+			 * tier, the page mover did or another write placed it.
+			 * A move happens while this write waits for the
+			 * release queue, out of the in-flight count that
+			 * moves wait for: it copied the data this write
+			 * replaces, and it frees the old home itself.  Two
+			 * writes of one page in flight at once may end either
+			 * way.  The pages before it release their old homes;
+			 * it takes another reservation, waiting for one only
+			 * if no piece of it is out (those must stay counted).
 			 */
 			queue_release(nc, old_home, handled, keep);
+			nb->tier = nswap2l_entry_tier(entry);
 			nb->slot = nswap2l_entry_slot(entry);
 			if (nswap2l_release_reserve(&nc->map))
 				goto reserved;
@@ -373,17 +399,14 @@ reserved:
 		} else {
 			/*
 			 * The first page was discarded meanwhile (the write lost
-			 * the race, nothing to keep) or another write gave it a
-			 * new home: follow that one, unless its tier is
-			 * write-once, which never takes a slot twice: there the
-			 * other write, placed last, wins.  Either freed the old
-			 * home.
+			 * the race, nothing to keep), or a move or another
+			 * write gave it a new home on a tier that is not
+			 * write-once: this write goes there.  Either freed the
+			 * old home.
 			 */
 			done = 1;
 			if (handled < 64)
 				keep |= BIT_ULL(handled);
-			if (entry && nc->tiers[nswap2l_entry_tier(entry)]->write_once)
-				entry = 0;
 			if (entry)
 				entry = nswap2l_map_note_access(&nc->map, nb->page, entry, true);
 		}
@@ -548,6 +571,7 @@ int nswap2l_bio_map(struct nswap2l *nc, struct dm_target *ti, struct bio *bio)
 	nb->read_tries = 0;
 	nb->give_up = false;
 	nb->held_reroute = false;
+	nb->fault_parked = false;
 
 	if (bio->bi_opf & REQ_PREFLUSH)
 		return map_flush(nc, bio);

@@ -17,6 +17,7 @@ struct nswap2l_bio {
 	u8 read_tries;		/* failed reads: the next goes to another copy */
 	bool give_up;		/* failed for good: end_io completes it */
 	bool held_reroute;	/* fault injection: held on its way to reroute_write() */
+	bool fault_parked;	/* fault injection: parked once in reroute_write() */
 };
 
 /* The bio path's lists and works of a new device; its workqueues are the device's. */
