@@ -14,9 +14,9 @@
  * flags MIGRATING the entries that name a key of the MOVED on the sending
  * server; once the bios that saw them before are done, those still flagged
  * name the peer (a write meanwhile clears the flag and keeps the page where
- * that write expects it: a rerouted write on a write-once tier finding
- * another home would drop itself).  The answer goes after those bios too,
- * so nothing reads a key from the sender once it may free it.
+ * that write expects it).  The answer goes after the bios that looked
+ * the pages up before the relabel too (a second wait), so nothing reads a
+ * key from the sender once it may free it.
  */
 #include <linux/sort.h>
 
@@ -385,6 +385,11 @@ static void netram_moved_done(struct nswap2l_move_job *job)
 		netram_moved_settle_runs(req);
 	else
 		netram_moved_settle_pages(req);
+	/*
+	 * Bios that mapped a flagged page during that wait still name the
+	 * sender; the answer lets it free their keys, so it waits for them.
+	 */
+	nswap2l_inflight_wait(&req->srv->nt->tier.nc->map.inflight);
 	netram_moved_answer(req);
 }
 
