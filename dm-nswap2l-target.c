@@ -283,7 +283,7 @@ static int nswap2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 		DMEMIT("\n");
 		nswap2l_prefetch_names(NSWAP2L_PREFETCH_WHICH, names, sizeof(names));
 		DMEMIT("prefetch policy <policy>  which pages to prefetch: none%s\n", names);
-		DMEMIT("prefetch when <when>      always, swapping, idle[:<bios in flight>]\n");
+		DMEMIT("prefetch when <when>      pays[:<%% free scarce>], always, swapping, idle[:<bios in flight>]\n");
 		DMEMIT("prefetch amount <amount>  written:<percent>[:<cap>] or held:<percent>[:<cap>]\n");
 		DMEMIT("prefetch interval <ms>    wake-up interval, 10-60000\n");
 		DMEMIT("profile reset             clear the concurrency profile\n");

@@ -102,6 +102,22 @@ struct nswap2l_prefetch_view {
 	u64 rewritten[NSWAP2L_PREFETCH_ARMS];	/* of those pages, placed again by a write */
 };
 
+/* Network RAM is scarce below this % of its capacity free: auto's view, when=pays' default. */
+#define NSWAP2L_SCARCE_PCT	25
+
+/* Network RAM has less than @pct % of its capacity free. */
+static inline bool nswap2l_netram_scarce(const struct nswap2l_prefetch_view *view,
+					 unsigned int pct)
+{
+	return view->room * 100 < (view->held + view->room) * pct;
+}
+
+/* Flash reads are slower than Network RAM's, both measured. */
+static inline bool nswap2l_flash_slower(const struct nswap2l_prefetch_view *view)
+{
+	return view->netram_read_ns && view->flash_read_ns > view->netram_read_ns;
+}
+
 /* Common head of the three kinds, for the registry. */
 struct nswap2l_prefetch_type {
 	struct list_head list;

@@ -36,7 +36,7 @@
 #include "profiler.h"
 #include "policy.h"
 
-#define PREFETCH_DEFAULT_WHEN		"always"
+#define PREFETCH_DEFAULT_WHEN		"pays"
 #define PREFETCH_DEFAULT_AMOUNT		"written"
 #define PREFETCH_DEFAULT_PERCENT	10
 #define PREFETCH_DEFAULT_CAP		4096

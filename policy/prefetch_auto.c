@@ -11,7 +11,7 @@
  * either is not measured yet) and against it while they are slower; a page
  * written again soon counts against it (its write took it back: a flash
  * write and a Network RAM read for nothing); a page left alone counts for
- * it while Network RAM is scarce (less than AUTO_SCARCE_PCT of it free),
+ * it while Network RAM is scarce (less than NSWAP2L_SCARCE_PCT of it free),
  * where it made room.  So with room to spare and a slower flash no arm
  * pays and auto nearly stops, and when room is scarce the arm that moves
  * cold pages wins (lrs, not mrs).  An epsilon-greedy bandit
@@ -40,7 +40,6 @@
 #define AUTO_EXPLORE_ONE_IN	8
 #define AUTO_POOR		100	/* pages that paid, net, per 1000 prefetched */
 #define AUTO_GOOD		300
-#define AUTO_SCARCE_PCT		25	/* Network RAM free, of its capacity */
 #define AUTO_SCALE_FULL		16	/* quota in 1/16ths */
 #define AUTO_CONTROL_ONE_IN	8
 #define AUTO_SLOWER_PCT		10
@@ -129,8 +128,8 @@ static void learn(struct auto_picker *ap, const struct nswap2l_prefetch_view *vi
 			ap->rewritten[arm] /= 2;
 		}
 	}
-	ap->flash_slower = view->netram_read_ns && view->flash_read_ns > view->netram_read_ns;
-	ap->scarce = view->room * 100 < (view->held + view->room) * AUTO_SCARCE_PCT;
+	ap->flash_slower = nswap2l_flash_slower(view);
+	ap->scarce = nswap2l_netram_scarce(view, NSWAP2L_SCARCE_PCT);
 }
 
 static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_view *view,

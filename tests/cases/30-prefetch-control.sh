@@ -47,17 +47,19 @@ echo_case() { # OPTION|"" NORMALIZED|"" [SYSFS_CONFIG]
 	[ -z "${3:-}" ] || assert_eq "$(pf_status t policy)" "${3%% *}" "'${1:-no option}': policy in the status line"
 	dm_remove t || die "remove t"
 }
-echo_case "" "" "none always written:10:4096 500"
-echo_case prefetch=none "" "none always written:10:4096 500"
-echo_case prefetch=none,when=always,amount=written:10:4096,interval=500 ""
-echo_case prefetch=lrs lrs,when=always,amount=written:10:4096,interval=500 "lrs always written:10:4096 500"
-echo_case prefetch=rr,amount=held:5,interval=200 rr,when=always,amount=held:5:4096,interval=200
+echo_case "" "" "none pays:25 written:10:4096 500"
+echo_case prefetch=none "" "none pays:25 written:10:4096 500"
+echo_case prefetch=none,when=pays:25,amount=written:10:4096,interval=500 ""
+echo_case prefetch=lrs lrs,when=pays:25,amount=written:10:4096,interval=500 "lrs pays:25 written:10:4096 500"
+echo_case prefetch=rr,amount=held:5,interval=200 rr,when=pays:25,amount=held:5:4096,interval=200
+echo_case prefetch=rr,when=always rr,when=always,amount=written:10:4096,interval=500 "rr always written:10:4096 500"
+echo_case prefetch=lrs,when=pays:5 lrs,when=pays:5,amount=written:10:4096,interval=500 "lrs pays:5 written:10:4096 500"
 echo_case prefetch=mrs,when=swapping,amount=written:25:64 mrs,when=swapping,amount=written:25:64,interval=500 \
 	"mrs swapping written:25:64 500"
-echo_case prefetch=none,interval=200 none,when=always,amount=written:10:4096,interval=200
-echo_case prefetch=auto,interval=10 auto,when=always,amount=written:10:4096,interval=10
-echo_case prefetch=random,amount=held:100:16,interval=60000 random,when=always,amount=held:100:16,interval=60000 \
-	"random always held:100:16 60000"
+echo_case prefetch=none,interval=200 none,when=pays:25,amount=written:10:4096,interval=200
+echo_case prefetch=auto,interval=10 auto,when=pays:25,amount=written:10:4096,interval=10
+echo_case prefetch=random,amount=held:100:16,interval=60000 random,when=pays:25,amount=held:100:16,interval=60000 \
+	"random pays:25 held:100:16 60000"
 
 bad_table() { # OPTION REGEX: create refused, dmesg says /REGEX/
 	dmesg_mark
@@ -79,7 +81,7 @@ bad_table prefetch=rr,speed=3 "speed"
 # --- 2. switching while fio writes and verifies -------------------------------------
 DEV=/dev/mapper/pf
 dm_create pf "0 $LEN nswap2l 4 $T prefetch=rr,amount=held:100,interval=50" || die "create pf"
-table_has pf prefetch=rr,when=always,amount=held:100:4096,interval=50 || die "table of pf: $(dmsetup table pf)"
+table_has pf prefetch=rr,when=pays:25,amount=held:100:4096,interval=50 || die "table of pf: $(dmsetup table pf)"
 # pages 0..2047: section 3's fio (fio 3.33's randtrimwrite writes nothing at an offset)
 R1=2048 N1=1024                               # pages 2048..3071
 # fio runs again and again until a whole round of switches is done: a
@@ -117,6 +119,9 @@ round() {
 	sw sysfs when swapping swapping
 	sw msg when idle 'idle*'
 	sw sysfs when always always
+	sw msg when pays:10 pays:10
+	sw sysfs when pays pays:25
+	sw msg when always always
 	sw msg amount written:100 written:100:4096
 	sw sysfs amount held:50:512 held:50:512
 	sw msg interval 20 20
@@ -226,7 +231,7 @@ bad sysfs policy bogus "policy.*bogus"
 names_listed "sysfs policy bogus" none rr random lrs mrs auto
 log "$bad_line"
 bad sysfs when bogus "when.*bogus"
-names_listed "sysfs when bogus" always swapping idle
+names_listed "sysfs when bogus" pays always swapping idle
 bad sysfs amount held:101 "held:101"
 bad sysfs amount written:x "written:x"
 bad sysfs amount seldom:10 "seldom"
@@ -256,15 +261,15 @@ assert_gt "$(tier_stat pf netram used)" 0 "pages in Network RAM before the reloa
 used0=$(nsw_total pf used)
 dmsetup reload pf --table "0 $LEN nswap2l 4 $T prefetch=lrs,amount=written:20,interval=200" || die "reload"
 dmsetup resume pf || die "resume after reload"
-assert_eq "$(pf_config pf)" "lrs always written:20:4096 200" "prefetch settings after the reload"
-table_has pf prefetch=lrs,when=always,amount=written:20:4096,interval=200 || die "table after reload: $(dmsetup table pf)"
+assert_eq "$(pf_config pf)" "lrs pays:25 written:20:4096 200" "prefetch settings after the reload"
+table_has pf prefetch=lrs,when=pays:25,amount=written:20:4096,interval=200 || die "table after reload: $(dmsetup table pf)"
 assert_eq "$(pf_status pf policy)" lrs "policy in the status line after the reload"
 assert_eq "$(nsw_total pf used)" "$used0" "pages stored after the reload"
 blkpat verify $DEV 0 $N 52 || die "pages lost by a reload changing prefetch= (first region)"
 blkpat verify $DEV $N $N 53 || die "pages lost by a reload changing prefetch= (second region)"
 dmsetup reload pf --table "0 $LEN nswap2l 3 $T" || die "reload without prefetch="
 dmsetup resume pf || die "resume after reload without prefetch="
-assert_eq "$(pf_config pf)" "none always written:10:4096 500" "prefetch settings after a reload without prefetch="
+assert_eq "$(pf_config pf)" "none pays:25 written:10:4096 500" "prefetch settings after a reload without prefetch="
 case "$(dmsetup table pf)" in *prefetch=*) die "table shows prefetch= after a reload without it: $(dmsetup table pf)" ;; esac
 blkpat verify $DEV 0 $N 52 || die "pages lost by a reload dropping prefetch= (first region)"
 blkpat verify $DEV $N $N 53 || die "pages lost by a reload dropping prefetch= (second region)"
@@ -292,7 +297,7 @@ assert_eq "$(tier_stat busy flash used)" "$f1" "flash used while suspended"
 assert_eq "$(io_count)" "$c1" "I/O the flash device completed while suspended"
 dmsetup resume busy || die "resume"
 [ -d /sys/kernel/nswap2l/busy/prefetch ] || die "no prefetch files after resume"
-assert_eq "$(pf_config busy)" "rr always held:100:8 20" "prefetch settings after suspend and resume"
+assert_eq "$(pf_config busy)" "rr pays:25 held:100:8 20" "prefetch settings after suspend and resume"
 blkpat verify $DEV 0 $NB 71 || die "pages corrupted across suspend/resume of a busy worker"
 wait_until 30 busy "prefetching goes on after resume" pf_stat_ge busy prefetched $((p1 + 1))
 p2=$(pf_status busy prefetched)

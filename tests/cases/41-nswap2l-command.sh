@@ -64,7 +64,7 @@ log "$(cat /tmp/create.out)"
 [ -b /dev/mapper/n ] || die "no /dev/mapper/n after create"
 live=$(dmsetup table n)
 for word in "netram=$S0" key=:32:logon:nswap2l:n "flash=$(dev_majmin "$FLASH")" \
-	timeout=20 prefetch=lrs,when=always,amount=written:0:4096,interval=100; do
+	timeout=20 prefetch=lrs,when=pays:25,amount=written:0:4096,interval=100; do
 	case " $live " in *" $word "*) ;; *) die "live table '$live' has no $word" ;; esac
 done
 exits_with 1 "n: a device-mapper device of that name exists" nswap2l create n --flash "$FLASH"
@@ -105,15 +105,15 @@ assert_eq "$(dd if=/dev/mapper/n bs=4k count=1024 iflag=direct 2>/dev/null | sha
 
 log "prefetch"
 nswap2l prefetch n >/tmp/pf.txt || die "prefetch show"
-grep -q "^policy=lrs when=always amount=written:0:4096 interval_ms=100$" /tmp/pf.txt || die "prefetch show: $(head -n 1 /tmp/pf.txt)"
+grep -q "^policy=lrs when=pays:25 amount=written:0:4096 interval_ms=100$" /tmp/pf.txt || die "prefetch show: $(head -n 1 /tmp/pf.txt)"
 exits_with 2 "POLICY 'bogus'" nswap2l prefetch n bogus
 exits_with 2 "--amount 'lots'" nswap2l prefetch n rr --amount lots
 exits_with 4 "prefetch needs root" as_nobody nswap2l prefetch n rr
 # a value only the kernel checked once: the policy changed, then the amount failed
 exits_with 2 "--amount 'held:200'" nswap2l prefetch n rr --amount held:200
-assert_eq "$(pf_config n)" "lrs always written:0:4096 100" "prefetch after refused changes"
+assert_eq "$(pf_config n)" "lrs pays:25 written:0:4096 100" "prefetch after refused changes"
 nswap2l prefetch n rr --amount held:100 --interval 50 >/dev/null || die "prefetch set"
-assert_eq "$(pf_config n)" "rr always held:100:4096 50" "prefetch after the change"
+assert_eq "$(pf_config n)" "rr pays:25 held:100:4096 50" "prefetch after the change"
 wait_until 30 n "pages prefetched" pf_stat_ge n prefetched 1024
 nswap2l prefetch n --json >/tmp/pf.json
 assert_eq "$(json_get /tmp/pf.json 'd["stats"]["prefetched"] >= 1024')" True "prefetched (json)"

@@ -461,7 +461,7 @@ def build_parser():
     p.add_argument("--placement", metavar="POLICY",
                    help=f"placement policy: {', '.join(table.PLACEMENTS)} (default {table.DEFAULT_PLACEMENT})")
     p.add_argument("--prefetch", metavar="POLICY", help=f"prefetch policy: {', '.join(table.PREFETCH_POLICIES)}")
-    p.add_argument("--when", metavar="WHEN", help="prefetch when: always, swapping, idle[:N]")
+    p.add_argument("--when", metavar="WHEN", help="prefetch when: pays[:P] (default), always, swapping, idle[:N]")
     p.add_argument("--amount", metavar="AMOUNT", help="prefetch amount: written:P[:CAP], held:P[:CAP] or free:P[:CAP]")
     p.add_argument("--interval", metavar="MS", help="prefetch interval in ms")
     p.add_argument("--overcommit", action="store_true", help="allow a device larger than its tiers")
@@ -488,7 +488,7 @@ def build_parser():
     p.add_argument("name", metavar="NAME")
     p.add_argument("policy", metavar="POLICY", nargs="?",
                    help=f"one of {', '.join(table.PREFETCH_POLICIES)}")
-    p.add_argument("--when", metavar="WHEN", help="always, swapping or idle[:N]")
+    p.add_argument("--when", metavar="WHEN", help="pays[:P] (default), always, swapping or idle[:N]")
     p.add_argument("--amount", metavar="AMOUNT", help="written:P[:CAP], held:P[:CAP] or free:P[:CAP]")
     p.add_argument("--interval", metavar="MS", help="milliseconds between wake-ups")
     p.add_argument("--json", action="store_true")

@@ -42,7 +42,7 @@ RELIABILITY = re.compile(r"^(none|mirror|parity(,group=[2-7])?)$")
 DEFAULT_PARITY_GROUP = 5                           # netram_args.c: NETRAM_DEFAULT_PARITY_GROUP
 PARITY_MIN_SERVERS = DEFAULT_PARITY_GROUP + 1
 CLIENT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,30}$")
-WHEN = re.compile(r"^(always|swapping|idle(:[0-9]+)?)$")
+WHEN = re.compile(r"^(always|swapping|(pays|idle)(:[0-9]+)?)$")
 AMOUNT = re.compile(r"^(written|held|free):[0-9]+(:[0-9]+)?$")
 MAX_SERVERS = 16
 MIN_KEY, MAX_KEY = 16, 256          # NSWAP2L_PROTO_{MIN,MAX}_KEY_SIZE
@@ -159,8 +159,8 @@ def check_policy(value, option="--prefetch", accepted=PREFETCH_POLICIES):
 
 def check_when(value, option="--when"):
     match = WHEN.match(value)
-    if not match or (match.group(2) and not 1 <= int(match.group(2)[1:]) < 1 << 32):
-        raise bad_value(option, value, "always, swapping or idle[:N], N 1 or more")
+    if not match or (match.group(3) and not 1 <= int(match.group(3)[1:]) < 1 << 32):
+        raise bad_value(option, value, "pays[:P], always, swapping or idle[:N], P and N 1 or more")
     return value
 
 

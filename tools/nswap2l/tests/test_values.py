@@ -121,7 +121,7 @@ class PoliciesFromTheKernelsHelp(unittest.TestCase):
     HELP = ("help                      this list\n"
             "placement <policy>        place new pages with <policy>: fastest_free other\n"
             "prefetch policy <policy>  which pages to prefetch: none rr random lrs mrs auto new\n"
-            "prefetch when <when>      always, swapping, idle[:<bios in flight>]\n")
+            "prefetch when <when>      pays[:<% free scarce>], always, swapping, idle[:<bios in flight>]\n")
 
     def test_help_parsed(self):
         reply = mock.Mock(stdout=self.HELP)
