@@ -1,7 +1,8 @@
 # Prefetching from Network RAM to flash (Nswap2L's Tables IV, V, VI and
 # VIII): swap on nswap2l over one nswapd (Network RAM) plus a flash disk
-# whose read speed the host sets (bench/prefetch throttles it with QEMU so
-# that its QD1 read latency is a chosen multiple of Network RAM's).  Per
+# whose latency the host sets (bench/prefetch delays each of its I/Os with
+# dm-latency so that its read latency is a chosen multiple of Network RAM's
+# under swap).  Per
 # workload and policy (Control = none, rr, random, lrs, mrs, auto), a new
 # device with prefetch=<policy>,amount=written:10,interval=100: runtime,
 # flash reads per prefetched page, average read parallelism.  WL1: memcheck
@@ -21,7 +22,7 @@
 # which calibrates first (BENCH_PREFETCH_MODE=calibrate) and makes the table.
 # mem: 192M
 # servers: 1
-# disks: flash=1G@env
+# disks: flash=1G
 # timeout: 21600
 
 load_nswap2l
@@ -58,15 +59,13 @@ qd1_read_us() {
 	awk -F';' '{ if ($8 > 0) printf "%.0f\n", 1e6 / $8; else print "-" }' /tmp/cal.out
 }
 
-if [ "${BENCH_PREFETCH_MODE:-run}" = calibrate ]; then
-	dm_create pfcal "0 $((256 * 2048)) nswap2l 2 $NETRAM" || die "create netram-only device"
-	n_us=$(qd1_read_us /dev/mapper/pfcal 128)
-	dm_remove pfcal
-	f_us=$(qd1_read_us "$FLASH" 128)
-	blkdiscard "$FLASH" 2>/dev/null || true
-	echo "@@BENCH prefetch calibrate netram_us=$n_us flash_us=$f_us"
-	log "calibrated: Network RAM ${n_us} us, flash ${f_us} us (4 KiB QD1 random read)"
-	exit 0
+# The flash: every I/O waits BENCH_FLASH_DELAY_US more than the disk's own
+# (dm-latency, built by bench/prefetch), whatever the queue depth.
+if [ -n "${BENCH_FLASH_DELAY_US:-}" ]; then
+	modprobe dm-latency || die "modprobe dm-latency (bench/prefetch passes it with --extra-module)"
+	dm_create flashlat "0 $(blockdev --getsz "$FLASH") latency $FLASH $BENCH_FLASH_DELAY_US $BENCH_FLASH_DELAY_US" ||
+		die "create the delayed flash"
+	FLASH=/dev/mapper/flashlat
 fi
 
 SPEED=${BENCH_PREFETCH_SPEED:-native}
@@ -75,7 +74,7 @@ WLS=$(echo "${BENCH_PREFETCH_WLS:-wl1,wl2,par,scarce}" | tr , ' ')
 PF_OPTS=${BENCH_PREFETCH_OPTS:-amount=written:10,interval=100}
 SCARCE_OPTS=${BENCH_PREFETCH_SCARCE_OPTS:-amount=free:25,interval=100}
 free_mb=$(($(meminfo_kb MemAvailable) / 1024))
-MB=${BENCH_REGION_MB:-$((free_mb * 5 / 4))}
+MB=${BENCH_REGION_MB:-$((free_mb * 2))}
 # scarce: Network RAM below the swapped working set (cold + hot - RAM); the
 # hot set alone (less what RAM keeps) fits it
 NETRAM_MB=${BENCH_SCARCE_NETRAM_MB:-$((free_mb * 3 / 4))}
@@ -152,6 +151,27 @@ wait_stopped() {
 }
 vmstat_count() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 
+# Network RAM's read latency as the workloads see it: swapped to alone by
+# WL2 (its requests cost the emulated CPU, so the latency grows with the
+# load: 1.6-2x the QD1 one); the flash disk's own at QD1.
+if [ "${BENCH_PREFETCH_MODE:-run}" = calibrate ]; then
+	dm_create pfcal "0 $((1024 * 2048)) nswap2l 2 $NETRAM" || die "create netram-only device"
+	n_qd1=$(qd1_read_us /dev/mapper/pfcal 128)
+	mkswap /dev/mapper/pfcal >/dev/null || die "mkswap"
+	swapon /dev/mapper/pfcal || die "swapon"
+	echo reset >/sys/kernel/nswap2l/pfcal/profile || die "profile reset"
+	workload wl2
+	cat /sys/kernel/nswap2l/pfcal/profile >/tmp/cal.prof || die "read profile"
+	swapoff /dev/mapper/pfcal || die "swapoff"
+	dm_remove pfcal
+	n_us=$(kv /tmp/cal.prof netram_read_mean_us)
+	f_us=$(qd1_read_us "$FLASH" 128)
+	blkdiscard "$FLASH" 2>/dev/null || true
+	echo "@@BENCH prefetch calibrate netram_us=$n_us netram_qd1_us=$n_qd1 flash_us=$f_us"
+	log "calibrated: Network RAM ${n_us} us under swap (${n_qd1} us QD1), flash ${f_us} us QD1 (4 KiB random reads)"
+	exit 0
+fi
+
 run_one() { # wl policy round
 	opt="prefetch=$2"
 	if [ "$1" = scarce ]; then
@@ -164,7 +184,14 @@ run_one() { # wl policy round
 	mkswap $DEV >/dev/null || die "mkswap"
 	swapon $DEV || die "swapon"
 	echo reset >/sys/kernel/nswap2l/pf/profile || die "profile reset"
+	# the workloads but scarce time only part of their run: their swap
+	# counts and µs per swap-in cover the whole of it
+	in0=$(vmstat_count pswpin) out0=$(vmstat_count pswpout) t0=$(now_cs)
 	workload "$1"
+	if [ "$1" != scarce ]; then
+		WALL=$(awk -v a="$t0" -v b="$(now_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }')
+		SWAPINS=$(($(vmstat_count pswpin) - in0)) SWAPOUTS=$(($(vmstat_count pswpout) - out0))
+	fi
 	cat /sys/kernel/nswap2l/pf/prefetch/stats >/tmp/pf.stats 2>/dev/null || : >/tmp/pf.stats
 	cat /sys/kernel/nswap2l/pf/profile >/tmp/pf.prof || die "read profile"
 	swapoff $DEV || die "swapoff"
@@ -180,6 +207,8 @@ run_one() { # wl policy round
 			"choice=$(kv /tmp/pf.stats choice) netram_mb=$NETRAM_MB cold_mb=$COLD_MB hot_mb=$HOT_MB round=$3"
 	else
 		echo "@@BENCH prefetch speed=$SPEED wl=$1 policy=$2 secs=$SECS prefetched=$(kv /tmp/pf.stats prefetched)" \
+			"wall=$WALL swapins=$SWAPINS swapouts=$SWAPOUTS" \
+			"us_per_swapin=$(awk -v s="$WALL" -v n="$SWAPINS" 'BEGIN { if (n > 0) printf "%.0f", s * 1e6 / n; else print "-" }')" \
 			"reads_per_prefetch=$(kv /tmp/pf.stats reads_per_prefetch) read_par=$(kv /tmp/pf.prof read_parallelism)" \
 			"netram_read_us=$(kv /tmp/pf.prof netram_read_mean_us) flash_read_us=$(kv /tmp/pf.prof flash_read_mean_us)" \
 			"netram_reads=$(kv /tmp/pf.prof netram_reads) flash_reads=$(kv /tmp/pf.prof flash_reads)" \

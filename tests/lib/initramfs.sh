@@ -23,7 +23,7 @@ plt.figure().savefig("/dev/null", format="png")'
 # Modules (by name) copied to the initramfs together with their dependencies.
 # The AEADs of protect= come by request_module: chacha20poly1305 (the
 # default) and gcm(aes), with their generic and x86 pieces.
-GUEST_MODULES=(virtio_pci virtio_blk virtio_net ext4 crc32c_generic crc32c_intel dm_mod
+GUEST_MODULES=(virtio_pci virtio_blk virtio_net ext4 crc32c_generic crc32c_intel dm_mod dm_delay
 	brd zram nbd loop lzo lzo_rle lz4 zstd
 	chacha20poly1305 chacha_generic chacha_x86_64 poly1305_generic poly1305_x86_64
 	gcm ctr aesni_intel ghash_generic ghash_clmulni_intel)
@@ -181,6 +181,12 @@ build_initramfs() {
 		cp "$module" "$mdir/extra/dm-nswap2l.ko"
 		strip --strip-debug "$mdir/extra/dm-nswap2l.ko" 2>/dev/null || true
 	fi
+	local extra
+	for extra in "${EXTRA_MODULES[@]}"; do
+		mkdir -p "$mdir/extra"
+		cp "$extra" "$mdir/extra/"
+		strip --strip-debug "$mdir/extra/${extra##*/}" 2>/dev/null || true
+	done
 	# outside /lib/modules: depmod must not index a second dm-nswap2l
 	if [[ -n "${BASELINE_MODULE:-}" ]]; then
 		mkdir -p "$stage/opt/baseline"
