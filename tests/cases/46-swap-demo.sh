@@ -16,7 +16,7 @@
 # mem: 192M
 # servers: 2 max=48M
 # disks: flash=64M disk=384M
-# timeout: 1200
+# timeout: 600
 
 load_nswap2l
 servers=$(echo $NST_SERVERS | tr ' ' ',')

@@ -80,6 +80,8 @@ load_nswap2l() {
 	[ -d /sys/module/dm_nswap2l ] && return 0
 	modprobe dm-nswap2l || die "modprobe dm-nswap2l failed (module not built or does not load)"
 	[ -d /sys/module/dm_nswap2l ] || die "dm_nswap2l not in /sys/module after modprobe"
+	# for tests/lib/guest-state, which names functions of a hung guest
+	echo "dm_nswap2l .text $(cat /sys/module/dm_nswap2l/sections/.text)"
 }
 unload_nswap2l() {
 	rmmod dm_nswap2l || die "rmmod dm_nswap2l failed (refcount: $(cat /sys/module/dm_nswap2l/refcnt 2>/dev/null))"
