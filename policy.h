@@ -125,11 +125,14 @@ struct nswap2l_prefetch_type {
 	enum nswap2l_prefetch_question question;
 };
 
-/* Q1: prefetch at this wake-up?  @arg: the policy's number (when=idle:<n>). */
+/*
+ * Q1: prefetch at this wake-up?  The most pages it lets move now (0: none,
+ * U64_MAX: no bound of its own).  @arg: the policy's number (when=idle:<n>).
+ */
 struct nswap2l_prefetch_when {
 	struct nswap2l_prefetch_type type;
 	unsigned int default_arg;
-	bool (*now)(const struct nswap2l_prefetch_view *view, unsigned int arg);
+	u64 (*now)(const struct nswap2l_prefetch_view *view, unsigned int arg);
 };
 
 /* Q2: how many pages, given @percent (amount=<name>:<percent>). */

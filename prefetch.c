@@ -347,7 +347,7 @@ static void prefetch_work(struct work_struct *work)
 	struct nswap2l_prefetch_config *cfg = &pf->cfg;
 	struct nswap2l_prefetch_view view;
 	unsigned int interval, n, arm;
-	u64 quota = 0, before, moved;
+	u64 quota, before, moved;
 
 	mutex_lock(&pf->lock);
 	/* Prefetching was switched off: the worker stops until it is on again. */
@@ -358,8 +358,9 @@ static void prefetch_work(struct work_struct *work)
 	look(pf, &view);
 	interval = cfg->interval_ms;
 	atomic64_inc(&pf->wakeups);
-	if (cfg->when->now(&view, cfg->when_arg))
-		quota = min_t(u64, cfg->amount->pages(&view, cfg->percent), cfg->cap);
+	quota = cfg->when->now(&view, cfg->when_arg);
+	if (quota)
+		quota = min(quota, min_t(u64, cfg->amount->pages(&view, cfg->percent), cfg->cap));
 	quota = min(pf->picker->begin(pf->picker, &view, &nc->map, quota),
 		    nswap2l_tier_free(flash));
 	if (!quota)

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Prefetch Q1, "when": does the worker prefetch at this wake-up?
+ * Prefetch Q1, "when": does the worker prefetch at this wake-up, and how
+ * many pages at most (Q2's amount and the cap bound it further)?
  *
  *   pays[:P]   (the default) only while a move pays, for one of Nswap2L's
  *              two reasons, as measured: flash reads are faster than
  *              Network RAM's, or Network RAM is scarce, less than P % of it
- *              free (default 25).  Until flash reads are measured it moves
- *              (the moved pages measure them); once they are slower and
- *              Network RAM has room, moving would only cost: a Network RAM
- *              read and a flash write per page, and a slower read back.
+ *              free (default 25).  Until both tiers' reads are measured it
+ *              moves a probe of PAYS_PROBE_PAGES in all, whose reads
+ *              measure flash: moving at full rate meanwhile (a fill writes
+ *              and reads nothing) filled flash with pages that, read back
+ *              slower, cost more than the moves.  Once flash reads are
+ *              slower and Network RAM has room, moving would only cost: a
+ *              Network RAM read and a flash write per page, and a slower
+ *              read back.
  *   always     at every wake-up
  *   swapping   only while pages are being written (Nswap2L: prefetch while
  *              the machine swaps out, when Network RAM fills)
@@ -17,24 +22,35 @@
  */
 #include "../policy.h"
 
-static bool pays_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
+#define PAYS_PROBE_PAGES	256
+
+static u64 pays_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 {
-	return nswap2l_netram_scarce(view, arg) || !nswap2l_flash_slower(view);
+	u64 moved = 0;
+	unsigned int arm;
+
+	if (nswap2l_netram_scarce(view, arg))
+		return U64_MAX;
+	if (view->flash_read_ns && view->netram_read_ns)
+		return nswap2l_flash_slower(view) ? 0 : U64_MAX;
+	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
+		moved += view->prefetched[arm];
+	return moved < PAYS_PROBE_PAGES ? PAYS_PROBE_PAGES - moved : 0;
 }
 
-static bool always_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
+static u64 always_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 {
-	return true;
+	return U64_MAX;
 }
 
-static bool swapping_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
+static u64 swapping_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 {
-	return view->written > 0;
+	return view->written ? U64_MAX : 0;
 }
 
-static bool idle_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
+static u64 idle_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 {
-	return view->busy_x100 < (u64)arg * 100;
+	return view->busy_x100 < (u64)arg * 100 ? U64_MAX : 0;
 }
 
 static struct nswap2l_prefetch_when when_policies[] = {

@@ -32,7 +32,7 @@ flash_has() { [ "$(tier_stat "$1" flash used)" -ge "$2" ]; }
 # tell_apart POLICY A|B: POLICY must move region A (or B) to flash, not the other
 tell_apart() {
 	_p=$1
-	dm_create lm "0 $((4 * N * 8)) nswap2l 4 $NETRAM flash=$FLASH prefetch=$_p,amount=written:0,interval=100" ||
+	dm_create lm "0 $((4 * N * 8)) nswap2l 4 $NETRAM flash=$FLASH prefetch=$_p,when=always,amount=written:0,interval=100" ||
 		die "create with prefetch=$_p"
 	_lm_dev=/dev/mapper/lm
 	assert_eq "$(pf_get lm policy)" "$_p" "$_p: prefetch policy"
@@ -91,7 +91,7 @@ tell_apart mrs B
 
 # --- swap under each policy ------------------------------------------------------
 PAGES=$(dev_pages "$DISK")
-dm_create nsw "0 $((PAGES * 8)) nswap2l 5 $NETRAM flash=$FLASH disk=$DISK prefetch=rr,amount=written:50,interval=100" ||
+dm_create nsw "0 $((PAGES * 8)) nswap2l 5 $NETRAM flash=$FLASH disk=$DISK prefetch=rr,when=always,amount=written:50,interval=100" ||
 	die "create swap device"
 DEV=/dev/mapper/nsw
 # 8 MiB more than is available: enough swapping for prefetching to act

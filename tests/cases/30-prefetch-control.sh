@@ -283,6 +283,7 @@ dm_create busy "0 $((NB * 8)) nswap2l 3 $T" || die "create busy"
 blkpat write $DEV 0 $NB 71 || die "write busy"
 pf_set busy amount held:100:8 || die "amount held:100:8"
 pf_set busy interval 20 || die "interval 20"
+pf_set busy when always || die "when always"   # flash is not measured: pays would move a probe only
 pf_set busy policy rr || die "policy rr"
 wait_until 30 busy "prefetching started" pf_stat_ge busy prefetched 1
 flash=$(basename "$FLASH")
@@ -297,7 +298,7 @@ assert_eq "$(tier_stat busy flash used)" "$f1" "flash used while suspended"
 assert_eq "$(io_count)" "$c1" "I/O the flash device completed while suspended"
 dmsetup resume busy || die "resume"
 [ -d /sys/kernel/nswap2l/busy/prefetch ] || die "no prefetch files after resume"
-assert_eq "$(pf_config busy)" "rr pays:25 held:100:8 20" "prefetch settings after suspend and resume"
+assert_eq "$(pf_config busy)" "rr always held:100:8 20" "prefetch settings after suspend and resume"
 blkpat verify $DEV 0 $NB 71 || die "pages corrupted across suspend/resume of a busy worker"
 wait_until 30 busy "prefetching goes on after resume" pf_stat_ge busy prefetched $((p1 + 1))
 p2=$(pf_status busy prefetched)

@@ -23,7 +23,7 @@ KEY=$(netram_table_arg | cut -d' ' -f2)
 S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2)
 DEV=/dev/mapper/nsw
 PAGES=$(dev_pages "$DISK")
-dm_create nsw "0 $((PAGES * 8)) nswap2l 7 netram=$S0,$S1,$S2 $KEY flash=$FLASH disk=$DISK timeout=10 reliability=mirror prefetch=rr,amount=written:30,interval=100" ||
+dm_create nsw "0 $((PAGES * 8)) nswap2l 7 netram=$S0,$S1,$S2 $KEY flash=$FLASH disk=$DISK timeout=10 reliability=mirror prefetch=rr,when=always,amount=written:30,interval=100" ||
 	die "create failed"
 total_mb=$(($(meminfo_kb MemTotal) / 1024))
 MB=$((total_mb * 3 / 2))

@@ -24,7 +24,7 @@ netram_load_key >/dev/null
 KEY=$(netram_table_arg | cut -d' ' -f2)
 DEV=/dev/mapper/nsw
 PAGES=$(dev_pages "$DISK")
-dm_create nsw "0 $((PAGES * 8)) nswap2l 7 $(netram_table_arg | cut -d' ' -f1) $KEY flash=$FLASH disk=$DISK timeout=10 reliability=parity,group=3 prefetch=random,amount=written:20,interval=100" ||
+dm_create nsw "0 $((PAGES * 8)) nswap2l 7 $(netram_table_arg | cut -d' ' -f1) $KEY flash=$FLASH disk=$DISK timeout=10 reliability=parity,group=3 prefetch=random,when=always,amount=written:20,interval=100" ||
 	die "create failed"
 MB=$(($(meminfo_kb MemTotal) * 3 / 2 / 1024))
 log "memcheck: ${MB} MiB, a sequential pass and the final check"

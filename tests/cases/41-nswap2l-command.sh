@@ -112,8 +112,8 @@ exits_with 4 "prefetch needs root" as_nobody nswap2l prefetch n rr
 # a value only the kernel checked once: the policy changed, then the amount failed
 exits_with 2 "--amount 'held:200'" nswap2l prefetch n rr --amount held:200
 assert_eq "$(pf_config n)" "lrs pays:25 written:0:4096 100" "prefetch after refused changes"
-nswap2l prefetch n rr --amount held:100 --interval 50 >/dev/null || die "prefetch set"
-assert_eq "$(pf_config n)" "rr pays:25 held:100:4096 50" "prefetch after the change"
+nswap2l prefetch n rr --when always --amount held:100 --interval 50 >/dev/null || die "prefetch set"
+assert_eq "$(pf_config n)" "rr always held:100:4096 50" "prefetch after the change"
 wait_until 30 n "pages prefetched" pf_stat_ge n prefetched 1024
 nswap2l prefetch n --json >/tmp/pf.json
 assert_eq "$(json_get /tmp/pf.json 'd["stats"]["prefetched"] >= 1024')" True "prefetched (json)"

@@ -2,8 +2,10 @@
 # when=pays moves pages while flash reads are faster than Network RAM's or
 # not measured yet, or while Network RAM is scarce.  Flash here is a
 # dm-delay that holds every read 8 ms, far slower than Network RAM.  A
-# fresh device moves (flash unmeasured), until reads of the moved pages
-# (one page each, as swap's) measure the flash; then, with Network RAM mostly free, new pages stay in
+# fresh device moves a probe of 256 pages in all, however many wake-ups go
+# by, while flash reads are not measured (moving at full rate meanwhile
+# filled flash during a swap fill); reads of the moved pages (one page each,
+# as swap's) measure the flash; then, with Network RAM mostly free, new pages stay in
 # Network RAM however many wake-ups go by (with when=always rr would move
 # them all).  when=pays:100 (scarce below 100 % free: always here) moves
 # them; the data verifies throughout.
@@ -24,9 +26,13 @@ dm_create pays "0 $((3 * N * 8)) nswap2l 4 $NETRAM flash=/dev/mapper/slowflash p
 	die "create"
 assert_eq "$(pf_get pays when)" pays:25 "the default when"
 
-# 1. flash not measured yet: the worker moves
+# 1. flash not measured yet: the worker moves a probe, no more
+PROBE=256
 blkpat write $DEV 0 $N 1 >/dev/null || die "write the first region"
-wait_until 30 pays "pages moved while flash reads are not measured" pf_stat_ge pays prefetched 64
+wait_until 30 pays "the probe moved while flash reads are not measured" pf_stat_ge pays prefetched $PROBE
+w=$(pf_stat pays wakeups)
+wait_until 30 pays "20 wake-ups after the probe" pf_stat_ge pays wakeups $((w + 20))
+assert_eq "$(pf_stat pays prefetched)" $PROBE "pages moved while flash reads are not measured (64 a wake-up allowed)"
 pf_set pays policy none || die "policy none"
 # one page per read, as swap reads: a tier's latency is per bio
 dd if=$DEV of=/dev/null bs=4096 count=$N iflag=direct 2>/dev/null || die "read the first region"
