@@ -78,6 +78,7 @@ def main():
     opts = "amount=written:10,interval=100"
     scarce_opts = "amount=free:25,interval=100"
     scarce_sizes = None
+    full_opts = None
     for sp in speeds:
         text, runs = read_log(os.path.join(a.dir, "speed-%s.log" % sp["label"]))
         m = re.search(r"^init: running \S+ on ([^,]+),", text, re.M)
@@ -86,6 +87,9 @@ def main():
         m = re.search(r"prefetch=<policy>,(\S+)", text)
         if m:
             opts = m.group(1)
+        m = re.search(r"prefetch in full: prefetch=[a-z]+,(\S+)", text)
+        if m:
+            full_opts = m.group(1)
         m = re.search(r"scarce: Network RAM (\d+) MiB, cold (\d+) MiB, hot (\d+) MiB \((\d+) passes\); "
                       r"prefetch=<policy>,(\S+)", text)
         if m:
@@ -132,7 +136,9 @@ def main():
     pr("measured Network RAM read latency under swap: 1.2x (slower), 1.0x (equal), 0.9x (10% faster), 0.8x")
     pr("(20% faster).  Per workload, Control (`prefetch=none`) and each policy with")
     pr("`prefetch=<policy>,%s` (interval shorter than the default 500 ms so that a short" % opts)
-    pr("emulated run sees many wake-ups), each on a new device, interleaved in one boot per speed.")
+    pr("emulated run sees many wake-ups)%s, each on a new device, interleaved in one boot per speed." %
+       ("; in full, with the module's defaults for the rest, `prefetch=<policy>,%s`" % full_opts
+        if full_opts else ""))
     pr("WL1: memcheck fill + one sequential verify pass (timed together); WL2: memcheck's random")
     pr("read/modify/write pass (timed alone, after an untimed fill and sequential pass); parallel:")
     pr("three memcheck processes that each fill their memory and wait until all three hold theirs")

@@ -181,6 +181,11 @@ run_one() { # wl policy round
 		[ "$2" = none ] || opt="prefetch=$2,$PF_OPTS"
 	fi
 	dm_create pf "0 $((1024 * 2048)) nswap2l 4 $NETRAM flash=$FLASH $opt" || die "create with $opt"
+	# the settings in full, the module's defaults included (the report shows them)
+	if [ "$2" != none ] && [ "$1" != scarce ] && [ -z "${FULL_SHOWN:-}" ]; then
+		log "prefetch in full: $(dmsetup table pf | grep -o 'prefetch=[^ ]*')"
+		FULL_SHOWN=1
+	fi
 	mkswap $DEV >/dev/null || die "mkswap"
 	swapon $DEV || die "swapon"
 	echo reset >/sys/kernel/nswap2l/pf/profile || die "profile reset"
