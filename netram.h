@@ -407,6 +407,13 @@ struct netram_server {
 	atomic64_t held;		/* pages (copies) the map keeps on this server */
 	atomic64_t free_estimate;	/* reported free pages, minus our new ones */
 	atomic64_t free_reported;
+	/*
+	 * Keys queued for a FREE, or in a FREE or PUT not yet answered: room
+	 * the server's free_pages will show once it has them.  Network RAM's
+	 * capacity counts it, so that pages just moved away do not look like
+	 * room still missing (a prefetch worker would move as many again).
+	 */
+	atomic64_t freeing;
 	atomic64_t bytes_sent;
 	atomic64_t bytes_received;
 	atomic64_t requests;		/* PUT, GET and FREE messages sent */

@@ -27,6 +27,11 @@
 
 #include "netram.h"
 
+static unsigned int netram_fault_free_hold_ms;
+module_param_named(fault_free_hold_ms, netram_fault_free_hold_ms, uint, 0644);
+MODULE_PARM_DESC(fault_free_hold_ms,
+		 "Testing only: keys to free wait this many ms before their FREE goes, however many there are, as behind a slow link (0: off)");
+
 void netram_queue_io(struct netram_server *srv)
 {
 	queue_work(srv->nt->wq, &srv->io_work);
@@ -96,6 +101,8 @@ void netram_add_free_key(struct netram_server *srv, u64 key)
 		if (!srv->nr_free_keys)
 			srv->free_since = jiffies;
 		srv->free_keys[srv->nr_free_keys++] = key;
+		if (key != NETRAM_HEARTBEAT_KEY)
+			atomic64_inc(&srv->freeing);
 		return;
 	}
 	/*
@@ -115,18 +122,36 @@ void netram_add_free_key(struct netram_server *srv, u64 key)
  */
 static bool netram_frees_due(struct netram_server *srv)
 {
-	unsigned long due = srv->free_since + NETRAM_FREE_DELAY;
+	unsigned long hold = msecs_to_jiffies(READ_ONCE(netram_fault_free_hold_ms));
+	unsigned long due = srv->free_since + max(hold, (unsigned long)NETRAM_FREE_DELAY);
 
 	lockdep_assert_held(&srv->lock);
 	if (!srv->nr_free_keys || READ_ONCE(srv->nt->suspended))
 		return false;
+	if (hold && time_before(jiffies, due))
+		goto later;
 	if (!(READ_ONCE(srv->caps) & NSWAP2L_CAP_PUT_FREES) ||
 	    srv->nr_free_keys >= NETRAM_FREE_BATCH || srv->evict.nr_ready ||
 	    time_after_eq(jiffies, due))
 		return true;
+later:
 	/* Pending already (maybe for an earlier key): it looks again when it runs. */
 	queue_delayed_work(srv->nt->wq, &srv->free_work, due - jiffies);
 	return false;
+}
+
+/* @msg's keys to free are answered, or go back to the queue: no longer in flight. */
+static unsigned int netram_msg_frees_done(struct netram_server *srv, struct netram_msg *msg)
+{
+	const __le64 *frees = netram_msg_frees(msg);
+	unsigned int i, nr = 0;
+
+	for (i = 0; msg->type == NSWAP2L_MSG_FREE && i < msg->count; i++)
+		nr += le64_to_cpu(msg->keys[i]) != NETRAM_HEARTBEAT_KEY;
+	for (i = 0; i < msg->nr_frees; i++)
+		nr += le64_to_cpu(frees[i]) != NETRAM_HEARTBEAT_KEY;
+	atomic64_sub(nr, &srv->freeing);
+	return nr;
 }
 
 void netram_queue_heartbeat(struct netram_server *srv)
@@ -312,6 +337,7 @@ static void netram_unwind_msg(struct netram_server *srv, struct netram_msg *msg)
 	for (i = 0; i < msg->nr_bios; i++)
 		bio_list_add(&bios, msg->bios[i]);
 	bio_list_merge_head(&srv->queue, &bios);
+	netram_msg_frees_done(srv, msg);
 	for (i = 0; i < msg->nr_frees; i++)
 		netram_add_free_key(srv, le64_to_cpu(netram_msg_frees(msg)[i]));
 	msg->nr_bios = 0;
@@ -647,16 +673,19 @@ void netram_queue_bio(struct netram_server *srv, struct bio *bio)
  *--------------------------------------------------------------*/
 static void netram_release_tag(struct netram_server *srv, u32 tag)
 {
-	bool waiting;
+	bool waiting, freed;
 
 	spin_lock_irq(&srv->lock);
 	__clear_bit(tag, &srv->busy_tags);
+	freed = netram_msg_frees_done(srv, &srv->msgs[tag]);
 	if (netram_msg_batched(&srv->msgs[tag]))
 		srv->in_flight[netram_msg_dir(&srv->msgs[tag])]--;
 	/* a free tag matters only to requests that may be waiting for one */
 	waiting = netram_frees_due(srv) || !bio_list_empty(&srv->queue) ||
 		  !list_empty(&srv->copies);
 	spin_unlock_irq(&srv->lock);
+	if (freed)
+		netram_update_capacity(srv->nt);
 	if (waiting)
 		netram_queue_io(srv);
 }
@@ -1018,6 +1047,7 @@ void netram_requeue_unanswered(struct netram_server *srv)
 		kick |= netram_release_sealed(srv, msg);
 		for (i = 0; i < msg->nr_bios; i++)
 			bio_list_add(&resend, msg->bios[i]);
+		netram_msg_frees_done(srv, msg);
 		for (i = 0; msg->type == NSWAP2L_MSG_FREE && i < msg->count; i++)
 			netram_add_free_key(srv, le64_to_cpu(msg->keys[i]));
 		for (i = 0; i < msg->nr_frees; i++)

@@ -57,7 +57,8 @@ bool netram_set_state(struct netram_server *srv, enum netram_state to)
 
 /*
  * Network RAM's capacity is what the servers hold for us (lost copies
- * aside) plus what they offer, over what each page takes (its scheme).
+ * aside) plus what they offer or will once our FREEs reach them, over what
+ * each page takes (its scheme).
  */
 void netram_update_capacity(struct netram_tier *nt)
 {
@@ -68,7 +69,7 @@ void netram_update_capacity(struct netram_tier *nt)
 		struct netram_server *srv = nt->servers[i];
 
 		capacity += atomic64_read(&srv->held) - READ_ONCE(srv->lost_held) +
-			    atomic64_read(&srv->free_reported);
+			    atomic64_read(&srv->free_reported) + atomic64_read(&srv->freeing);
 	}
 	WRITE_ONCE(nt->tier.capacity, netram_scheme_capacity(nt, capacity));
 }

@@ -400,6 +400,7 @@ static int netram_reuse_slot(struct netram_tier *nt, struct dm_target *ti,
 	srv->new_namespace_ok = true;
 	atomic64_set(&srv->free_estimate, 0);
 	atomic64_set(&srv->free_reported, 0);
+	atomic64_set(&srv->freeing, 0);
 	atomic64_set(&srv->bytes_sent, 0);
 	atomic64_set(&srv->bytes_received, 0);
 	atomic64_set(&srv->requests, 0);
