@@ -3,6 +3,7 @@
 # read; new writes of the lost pages go elsewhere.  A server that comes back
 # empty (restarted) must not turn into zeros either.  A server killed while
 # a writer goes on loses only the pages it had stored.
+# kernels: 6.12
 # mem: 256M
 # servers: 2
 # timeout: 900

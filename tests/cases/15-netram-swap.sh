@@ -2,6 +2,7 @@
 # at once, together 1.5x the guest's RAM in checksummed memory, must
 # verify; both servers must take pages and give them back.  Then
 # stress-ng --vm workers, twice the RAM, verify what they wrote.
+# kernels: 6.12
 # mem: 160M
 # servers: 2
 # disks: flash=64M disk=384M

@@ -6,6 +6,7 @@
 # nswapd that drops its pages at SIGTERM fails this case (EIO).  nswapd's
 # default deadline (30 s + 1 s per 2000 pages) holds: under TCG the 2048
 # pages moved in about 4 s.
+# kernels: 6.1
 # mem: 256M
 # servers: 2
 # timeout: 600

@@ -11,6 +11,7 @@
 # 6.12, 2026-11-27).
 # Swap under memory pressure differs between the kernels: it runs on both
 # (75 s of TCG each on an idle machine, 3 minutes on a busy one).
+# kernels: 6.12
 # mem: 128M
 # servers: 3
 # timeout: 600

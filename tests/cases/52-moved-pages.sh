@@ -14,6 +14,7 @@
 #    move whole, onto a server holding no other run of their group, and the
 #    group follows: once a third server dies, its pages are rebuilt from
 #    the moved runs, read from where they are now.
+# kernels: 6.1
 # mem: 256M
 # servers: 4 max=64M
 # timeout: 600

@@ -15,6 +15,7 @@
 #    by no server).
 # An nswapd without migration fails 2 (pages come back through the client,
 # EVICT).
+# kernels: 6.1
 # mem: 256M
 # servers: 3 peers reserve=32M
 # timeout: 600

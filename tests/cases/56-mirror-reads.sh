@@ -10,6 +10,7 @@
 #     pages the others receive), under the same key, every page verifies
 #     (sealed: the new copies check on their new server), held counts and
 #     copies lost are right.  Then another server killed loses nothing.
+# kernels: 6.12
 # mem: 256M
 # servers: 3
 # disks: flash=64M

@@ -14,7 +14,7 @@
 #    pages that read EIO are those of groups that lost two runs, at most the
 #    pages that recovery had not moved yet; status counts them; no page
 #    reads wrong (blkpat scan: ok / unreadable / wrong).
-# kernels: 6.1 6.12
+# kernels: 6.1
 # mem: 256M
 # servers: 4 reserve=32M
 # timeout: 600

@@ -12,7 +12,7 @@
 # was no spare, and whole groups moved).  Then another server killed while
 # repairs run: no page reads wrong; a suspend and a remove while repairs
 # run return.
-# kernels: 6.1 6.12
+# kernels: 6.12
 # mem: 256M
 # servers: 5 reserve=32M
 # timeout: 600

@@ -16,6 +16,7 @@
 # killed: a COPY from or to server 2 stores nothing (NOENT), the rest goes
 # the client's way, and every page still verifies, none lost.
 # A module without COPY reads and writes every page itself: step 1 fails.
+# kernels: 6.12
 # mem: 256M
 # servers: 4 peers
 # timeout: 600

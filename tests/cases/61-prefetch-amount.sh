@@ -9,7 +9,7 @@
 # Then amount=written:100:64: a burst of 4,096 writes is moved at most 64
 # pages per wake-up (largest_wakeup) and in all at most what was written.
 # After each removal the server holds no page of it within a second.
-# kernels: 6.1 6.12
+# kernels: 6.1
 # mem: 256M
 # servers: 1 max=40M reserve=0
 # disks: flash=64M

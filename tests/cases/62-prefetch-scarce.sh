@@ -14,7 +14,7 @@
 # lives is read from the tier counters while it is read back; the data
 # verifies.  Each device is removed before the next (RELEASE leaves the
 # server empty).
-# kernels: 6.1 6.12
+# kernels: 6.12
 # mem: 256M
 # servers: 1 max=16M reserve=0
 # disks: flash=64M

@@ -10,6 +10,7 @@
 # fault_reroute_ms sends every rewrite to the worker, fault_park_ms parks it
 # there for 8 s as a full release queue would, and server 0 is drained
 # (remove_server) meanwhile.
+# kernels: 6.12
 # servers: 2
 # timeout: 300
 

@@ -9,7 +9,7 @@
 # Network RAM however many wake-ups go by (with when=always rr would move
 # them all).  when=pays:100 (scarce below 100 % free: always here) moves
 # them; the data verifies throughout.
-# kernels: 6.1 6.12
+# kernels: 6.1
 # servers: 1
 # disks: flash=64M
 # timeout: 300

@@ -7,6 +7,7 @@
 # in case 53).  fault_hold_ms holds every read up to 300 ms between its
 # lookup and its server, which makes every MOVED's wait that long, with
 # readers looking up pages all along.
+# kernels: 6.12
 # mem: 256M
 # servers: 2 peers reserve=32M
 # timeout: 300
