@@ -12,6 +12,7 @@
 # tmpfs); with --keep-raw into a directory that runs short, the recording
 # stops, exit status 1, with the summary of what it recorded and room left.
 # Bad input: no --seconds, no such device, no blktrace.
+# kernels: 6.12
 # disks: flash=32M disk=16M
 # timeout: 300
 # smp: 1
