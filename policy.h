@@ -94,7 +94,10 @@ struct nswap2l_prefetch_view {
 	u64 room;		/* pages Network RAM can take now */
 	u64 busy_x100;		/* foreground bios in flight, mean since last wake-up, x100 */
 	u64 read_ns;		/* foreground read latency, mean since last wake-up (0: none) */
-	/* Each tier's foreground read latency, mean since the device was made (0: none). */
+	/*
+	 * Each tier's mean foreground read latency over the intervals in which
+	 * both served reads (0: too few flash reads yet to tell).
+	 */
 	u64 netram_read_ns;
 	u64 flash_read_ns;
 	u64 prefetched[NSWAP2L_PREFETCH_ARMS];	/* pages each arm moved, ever */

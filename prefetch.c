@@ -62,6 +62,9 @@ struct nswap2l_prefetch {
 	u64 last_written;
 	u64 last_busy, last_samples;
 	u64 last_reads, last_read_ns;
+	/* Each tier's reads until the last wake-up, and the two compared (pair_tier_reads()). */
+	u64 last_tier_reads[NSWAP2L_NR_TIERS], last_tier_read_ns[NSWAP2L_NR_TIERS];
+	u64 paired_reads, paired_flash_ns, paired_netram_ns;
 	u64 largest_wakeup;		/* most pages moved at one wake-up since cfg changed */
 
 	atomic64_t wakeups;
@@ -269,9 +272,50 @@ int nswap2l_prefetch_check_tiers(const struct nswap2l_prefetch_config *cfg, cons
 /*----------------------------------------------------------------
  * The worker
  *--------------------------------------------------------------*/
-static u64 tier_read_ns(const struct nswap2l_io_stats *io, enum nswap2l_tier_id id)
+/*
+ * Flash's reads against Network RAM's under the same load: a tier's mean
+ * since the device was made mixes loads (a swap fill's reads are slower
+ * than a quiet phase's), so a probe read back in a quiet phase made flash
+ * look faster than it was and when=pays moved pages at full rate.  Over
+ * every interval in which both tiers served reads, sum flash's reads and
+ * what as many Network RAM reads cost at that interval's mean.  Trusted
+ * after PAIRED_MIN_READS flash reads; halved at PAIRED_FADE_READS, so that
+ * a change of the tiers shows.
+ */
+#define PAIRED_MIN_READS	64
+#define PAIRED_FADE_READS	8192
+
+static void pair_tier_reads(struct nswap2l_prefetch *pf, const struct nswap2l_io_stats *io,
+			    struct nswap2l_prefetch_view *view)
 {
-	return io->done[id][READ] ? div64_u64(io->time_ns[id][READ], io->done[id][READ]) : 0;
+	u64 reads[NSWAP2L_NR_TIERS], read_ns[NSWAP2L_NR_TIERS];
+	int id;
+
+	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
+		reads[id] = io->done[id][READ] - pf->last_tier_reads[id];
+		read_ns[id] = io->time_ns[id][READ] - pf->last_tier_read_ns[id];
+		pf->last_tier_reads[id] = io->done[id][READ];
+		pf->last_tier_read_ns[id] = io->time_ns[id][READ];
+	}
+	if (reads[NSWAP2L_TIER_FLASH] && reads[NSWAP2L_TIER_NETRAM]) {
+		pf->paired_reads += reads[NSWAP2L_TIER_FLASH];
+		pf->paired_flash_ns += read_ns[NSWAP2L_TIER_FLASH];
+		pf->paired_netram_ns += div64_u64(read_ns[NSWAP2L_TIER_NETRAM],
+						  reads[NSWAP2L_TIER_NETRAM]) *
+					reads[NSWAP2L_TIER_FLASH];
+		if (pf->paired_reads >= PAIRED_FADE_READS) {
+			pf->paired_reads /= 2;
+			pf->paired_flash_ns /= 2;
+			pf->paired_netram_ns /= 2;
+		}
+	}
+	if (pf->paired_reads < PAIRED_MIN_READS) {
+		view->flash_read_ns = 0;
+		view->netram_read_ns = 0;
+		return;
+	}
+	view->flash_read_ns = div64_u64(pf->paired_flash_ns, pf->paired_reads);
+	view->netram_read_ns = div64_u64(pf->paired_netram_ns, pf->paired_reads);
 }
 
 static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view)
@@ -295,8 +339,7 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 	pf->last_reads = reads;
 	pf->last_read_ns = read_ns;
 	/* A picker is only installed on a device with Network RAM and flash. */
-	view->netram_read_ns = tier_read_ns(&io, NSWAP2L_TIER_NETRAM);
-	view->flash_read_ns = tier_read_ns(&io, NSWAP2L_TIER_FLASH);
+	pair_tier_reads(pf, &io, view);
 	view->held = max_t(s64, atomic64_read(&nc->tiers[NSWAP2L_TIER_NETRAM]->used), 0);
 	view->room = nswap2l_tier_free(nc->tiers[NSWAP2L_TIER_NETRAM]);
 
@@ -577,6 +620,12 @@ int nswap2l_prefetch_emit_counters(struct nswap2l *nc, char *buf, int len)
 	return len + sysfs_emit_at(buf, len, "\ncancelled %lld\n", atomic64_read(&pf->cancelled));
 }
 
+/* A tier's mean read latency as pair_tier_reads() compares them, in us. */
+static u64 compared_us(const struct nswap2l_prefetch *pf, u64 ns)
+{
+	return pf->paired_reads ? div64_u64(ns, pf->paired_reads * NSEC_PER_USEC) : 0;
+}
+
 ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 {
 	struct nswap2l_prefetch *pf = nc->prefetch;
@@ -590,6 +639,9 @@ ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 	policy = which_name(&pf->cfg);
 	largest = pf->largest_wakeup;
 	len = sysfs_emit(buf, "policy %s\nwakeups %lld\n", policy, atomic64_read(&pf->wakeups));
+	len += sysfs_emit_at(buf, len, "compared_reads %llu\ncompared_flash_read_us %llu\ncompared_netram_read_us %llu\n",
+			     pf->paired_reads, compared_us(pf, pf->paired_flash_ns),
+			     compared_us(pf, pf->paired_netram_ns));
 	if (pf->picker && pf->picker->emit_stats)
 		len = pf->picker->emit_stats(pf->picker, buf, len);
 	mutex_unlock(&pf->lock);

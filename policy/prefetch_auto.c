@@ -16,7 +16,8 @@
  * pays and auto nearly stops, and when room is scarce the arm that moves
  * cold pages wins (lrs, not mrs).  An epsilon-greedy bandit
  * picks the arm: every arm is tried first, then the best one, and a random
- * one at one wake-up in eight so that a change of workload is noticed.  The
+ * one at one wake-up in eight so that a change of workload is noticed; an
+ * arm tried moves at most AUTO_TRIAL_PAGES at its wake-up.  The
  * counters are halved every AUTO_HALF_LIFE wake-ups, so old phases fade.
  *
  * The rate: while even the best arm's pages buy little (below AUTO_POOR
@@ -48,6 +49,7 @@ struct auto_picker {
 	struct nswap2l_picker picker;
 	struct nswap2l_picker *arms[NSWAP2L_PREFETCH_ARMS];
 	unsigned int chosen;		/* the arm of this wake-up */
+	bool trying;			/* chosen to be tried, not for its score */
 	unsigned int scale;
 	unsigned int wakeups;
 	/* What each arm moved, what was read back or written again, halved now and then. */
@@ -83,6 +85,7 @@ static unsigned int choose_arm(struct auto_picker *ap)
 {
 	unsigned int arm, best = ap->chosen;
 
+	ap->trying = true;
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
 		if (ap->arms[arm] && ap->prefetched[arm] < AUTO_TRIAL_PAGES)
 			return arm;
@@ -91,6 +94,7 @@ static unsigned int choose_arm(struct auto_picker *ap)
 		if (ap->arms[arm])
 			return arm;
 	}
+	ap->trying = false;
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
 		if (ap->arms[arm] && score(ap, arm) > score(ap, best))
 			best = arm;
@@ -152,6 +156,9 @@ static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_vi
 		else if (best > AUTO_GOOD)
 			ap->scale = min(ap->scale * 2, (unsigned int)AUTO_SCALE_FULL);
 	}
+	/* An arm tried may move the hot set (mrs when room is scarce): a little at a time. */
+	if (ap->trying)
+		quota = min_t(u64, quota, AUTO_TRIAL_PAGES);
 	arm = ap->arms[ap->chosen];
 	quota = arm->begin(arm, view, map, quota);
 	ap->control = !(ap->wakeups % AUTO_CONTROL_ONE_IN);

@@ -6,8 +6,9 @@
  *   pays[:P]   (the default) only while a move pays, for one of Nswap2L's
  *              two reasons, as measured: flash reads are faster than
  *              Network RAM's, or Network RAM is scarce, less than P % of it
- *              free (default 25).  Until both tiers' reads are measured it
- *              moves a probe of PAYS_PROBE_PAGES in all, whose reads
+ *              free (default 25).  The tiers' reads are compared under
+ *              the same load (prefetch.c, pair_tier_reads()); until
+ *              flash's are measured so it moves a probe of PAYS_PROBE_PAGES in all, whose reads
  *              measure flash: moving at full rate meanwhile (a fill writes
  *              and reads nothing) filled flash with pages that, read back
  *              slower, cost more than the moves.  Once flash reads are
