@@ -4,7 +4,7 @@
 # accounting must add up and every server must take pages.
 # mem: 256M
 # servers: 3 max=32M
-# disks: flash=16M disk=32M
+# disks: flash=8M disk=16M
 # timeout: 1200
 
 load_nswap2l

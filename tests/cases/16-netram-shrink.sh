@@ -4,6 +4,9 @@
 # no data is lost.
 # Memory pressure is simulated through nswapd's --memavailable-file (the
 # harness's set-memavailable); tests/host covers a real cgroup limit.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 2 max=24M reserve=32M
 # disks: flash=64M disk=64M

@@ -3,6 +3,9 @@
 # other slot is free, so the worker splits it into pieces, one per free
 # slot; every page then reads back what was written last, and the pages
 # around the holes keep theirs.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 1 max=16M reserve=0
 # disks: flash=1M

@@ -7,6 +7,9 @@
 # Last, the other server is killed: every page still reads right, from the
 # copies made on the restarted server alone.  First, a mirror of one
 # server: dmesg says that it takes no page until another server is added.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.12
 # mem: 256M
 # servers: 2
 # timeout: 600

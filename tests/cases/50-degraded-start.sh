@@ -12,6 +12,9 @@
 # remove of a device whose server never came up (down, or an address nobody
 # answers at) return at once, and say nothing of the attempt they cut short.
 # Server 2 is down from the start; every page written is checked (blkpat).
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # servers: 3
 # disks: flash=16M
 # timeout: 300

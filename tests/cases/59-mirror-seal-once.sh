@@ -9,6 +9,9 @@
 #     before, and the writes go on.
 #  c. Every page verifies, spread over both copies; then with server 0
 #     killed, every page verifies from server 1's copy alone, none refused.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.12
 # mem: 256M
 # servers: 2
 # timeout: 600
