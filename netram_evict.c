@@ -164,6 +164,7 @@ void netram_remove_slot(struct netram_server *srv)
 	netram_set_state(srv, NETRAM_REMOVED);
 	srv->draining = false;
 	spin_unlock_irq(&srv->lock);
+	netram_update_capacity(srv->nt);
 	netram_shutdown_sock(srv, true);
 }
 

@@ -58,7 +58,8 @@ bool netram_set_state(struct netram_server *srv, enum netram_state to)
 /*
  * Network RAM's capacity is what the servers hold for us (lost copies
  * aside) plus what they offer or will once our FREEs reach them, over what
- * each page takes (its scheme).
+ * each page takes (its scheme).  A removed server offers nothing, though
+ * its slot keeps its last counts until it is reused.
  */
 void netram_update_capacity(struct netram_tier *nt)
 {
@@ -68,6 +69,8 @@ void netram_update_capacity(struct netram_tier *nt)
 	for (i = 0; i < netram_nr_servers(nt); i++) {
 		struct netram_server *srv = nt->servers[i];
 
+		if (READ_ONCE(srv->state) == NETRAM_REMOVED)
+			continue;
 		capacity += atomic64_read(&srv->held) - READ_ONCE(srv->lost_held) +
 			    atomic64_read(&srv->free_reported) + atomic64_read(&srv->freeing);
 	}

@@ -2,6 +2,7 @@
 # drained server's pages move elsewhere before it is disconnected; full
 # servers spill to flash and disk.  Wrong add/remove requests are refused.
 # A server added and removed 16 times reuses the slots of removed ones.
+# A removed server's room is not Network RAM's capacity.
 # The module's own logic, over interfaces that the kernel-facing cases test
 # on both kernels, so it runs on one (tests/README.md, "One kernel").
 # kernels: 6.1
@@ -46,6 +47,9 @@ wait_until 180 nsw "server 0 removed" server0_removed
 wait $busy || { cat /tmp/busy.out; die "fio write+verify failed while servers came and went"; }
 show_status nsw
 assert_eq "$(netram_stat nsw 0 held)" 0 "pages left on the removed server"
+# the two servers left offer 4,096 pages each (max=16M); the removed one's
+# last word on its free room (all of it, once drained) is not capacity
+assert_le "$(tier_stat nsw netram capacity)" 8192 "Network RAM's capacity without the removed server"
 assert_gt "$(nsw_moved nsw)" 0 "pages moved off the removed server"
 assert_gt "$(netram_stat nsw 1 held)" 0 "pages on the added server 1"
 assert_gt "$(netram_stat nsw 2 held)" 0 "pages on the added server 2"
