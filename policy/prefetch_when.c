@@ -8,10 +8,11 @@
  *              Network RAM's, or Network RAM is scarce, less than P % of it
  *              free (default 25).  The tiers' reads are compared under
  *              the same load (prefetch.c, pair_tier_reads()); until
- *              flash's are measured so it moves a probe of PAYS_PROBE_PAGES in all, whose reads
- *              measure flash: moving at full rate meanwhile (a fill writes
- *              and reads nothing) filled flash with pages that, read back
- *              slower, cost more than the moves.  Once flash reads are
+ *              flash's are measured so, it moves a probe of
+ *              PAYS_PROBE_PAGES in all, whose reads measure flash:
+ *              moving at full rate meanwhile (a fill writes and reads
+ *              nothing) filled flash with pages that, read back slower,
+ *              cost more than the moves.  Once flash reads are
  *              slower and Network RAM has room, moving would only cost: a
  *              Network RAM read and a flash write per page, and a slower
  *              read back.
