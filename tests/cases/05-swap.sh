@@ -1,7 +1,7 @@
 # Swap on the device in a small guest: memcheck with 1.5x RAM (more swap
 # than flash holds) must verify, tiers see reads and writes, swapoff works;
 # again (1.25x RAM) with swapon --discard.
-# mem: 192M
+# mem: 128M
 # disks: flash=64M disk=384M
 # timeout: 900
 

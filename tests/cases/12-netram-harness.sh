@@ -3,6 +3,9 @@
 # (HELLO + key proof with netram-hello), the server-control channel (alive,
 # stats, stop/cont, kill/start on the same port, strict command checking),
 # the shared key in the kernel keyring and the table words for it.
+# The harness, not the module: it runs on one kernel (tests/README.md,
+# "One kernel").
+# kernels: 6.12
 # mem: 256M
 # timeout: 240
 # servers: 2 max=64M

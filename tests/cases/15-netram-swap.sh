@@ -3,7 +3,7 @@
 # verify; both servers must take pages and give them back.  Then
 # stress-ng --vm workers, twice the RAM, verify what they wrote.
 # kernels: 6.12
-# mem: 160M
+# mem: 128M
 # servers: 2
 # disks: flash=64M disk=384M
 # timeout: 1200

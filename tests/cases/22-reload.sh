@@ -17,7 +17,7 @@ KEYLEN=$(wc -c <"$NST_KEY_FILE")
 KEY=key=:$KEYLEN:logon:nswap2l:test
 S0=$(netram_server 0) S1=$(netram_server 1) S2=$(netram_server 2)
 DEV=/dev/mapper/nsw
-PAGES=8192                                   # 32 MiB
+PAGES=4096                                   # 16 MiB
 T="netram=$S0,$S1 $KEY flash=$FLASH disk=$DISK"
 dm_create nsw "0 $((PAGES * 8)) nswap2l 4 $T" || die "create failed"
 blkpat write $DEV 0 $PAGES 1 || die "write"

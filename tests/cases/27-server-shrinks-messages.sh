@@ -5,6 +5,9 @@
 # what was written, and the server is not charged with errors for them.
 # Fails on a module that ends those reads with I/O errors, or that counts
 # them as the server's.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 1 max=64M
 # disks: flash=64M

@@ -5,6 +5,9 @@
 # pages, and every page reads back what was written (fio crc32c).  Fails on
 # a module that sends a PUT for each page as soon as it comes (one message
 # per page).
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 1
 # timeout: 600

@@ -8,6 +8,9 @@
 # the status line ends with the same read and write parallelism.  The flash
 # disk is throttled to 150 IOPS so that the device, not fio under
 # emulation, sets the pace: fio then keeps its iodepth in flight.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.12
 # mem: 256M
 # disks: flash=64M@hdd-7200 disk=64M
 # timeout: 300

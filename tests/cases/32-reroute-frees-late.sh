@@ -12,6 +12,9 @@
 # must not hold up the in-flight wait that makes room (fio with verify).
 # protect=none: only an unprotected tier overwrites a page in place (a
 # protected one writes every version under a new key, so nothing is refused).
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 1
 # disks: flash=16M

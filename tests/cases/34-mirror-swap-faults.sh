@@ -8,7 +8,7 @@
 # on both kernels, so it runs on one (tests/README.md, "One kernel").
 # 36, parity under swap, runs on the other.
 # kernels: 6.1
-# mem: 160M
+# mem: 128M
 # servers: 3 reserve=32M
 # disks: flash=192M disk=384M
 # timeout: 1200

@@ -8,6 +8,10 @@
 # fails and says so, in dmesg and in nswap2l's error, and leaves nothing.
 # With "client = web1" pages swapped out under a memory cgroup's limit come
 # back right, and status shows both servers up.
+# The README's commands over the module's logic; a cgroup's swap-out takes
+# the block layer's swap path that 05 tests on both kernels, so it runs on
+# one (tests/README.md, "One kernel").
+# kernels: 6.1
 # servers: 2
 # timeout: 120
 

@@ -29,8 +29,8 @@ echo "== nswap2l status nswap"; nswap2l status nswap
 total_mb=$(($(meminfo_kb MemTotal) / 1024))
 echo
 echo "== memcheck: $((total_mb * 2)) MiB of checksummed pages in a guest with $total_mb MiB of RAM,"
-echo "   its first 30 s traced by: nswap2l trace nswap --seconds 30 --out /tmp/trace"
-nswap2l trace nswap --seconds 30 --out /tmp/trace >/tmp/trace.out &
+echo "   its first 15 s traced by: nswap2l trace nswap --seconds 15 --out /tmp/trace"
+nswap2l trace nswap --seconds 15 --out /tmp/trace >/tmp/trace.out &
 tracer=$!
 memcheck -m $((total_mb * 2)) -p 1 -s 7 || die "memcheck found corrupted memory"
 wait $tracer || die "nswap2l trace failed: $(cat /tmp/trace.out)"

@@ -10,6 +10,9 @@
 # had no request for 1.5 s, so its MOVED comes while the rewrites are
 # held: the client takes none of their pages (it waits for the rewrites,
 # which give the pages new keys), and every page reads back as rewritten.
+# The module's own logic, over interfaces that the kernel-facing cases test
+# on both kernels, so it runs on one (tests/README.md, "One kernel").
+# kernels: 6.12
 # mem: 256M
 # servers: 2 max=64M
 # timeout: 300
