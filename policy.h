@@ -135,6 +135,7 @@ struct nswap2l_prefetch_type {
 struct nswap2l_prefetch_when {
 	struct nswap2l_prefetch_type type;
 	unsigned int default_arg;
+	bool backs_off;		/* moves less while moves slow foreground reads */
 	u64 (*now)(const struct nswap2l_prefetch_view *view, unsigned int arg);
 };
 
@@ -173,6 +174,7 @@ struct nswap2l_picker {
 struct nswap2l_prefetch_which {
 	struct nswap2l_prefetch_type type;
 	unsigned int arm;	/* its counters' index; NSWAP2L_PREFETCH_ARMS: none of its own */
+	bool backs_off;		/* as nswap2l_prefetch_when's */
 	struct nswap2l_picker *(*create)(void);
 };
 

@@ -18,7 +18,8 @@
  * its memory back; it has one batch in flight at a time (one Network RAM
  * request of 32 pages among the foreground ones); and it moves at most the
  * cap per wake-up, which bounds its share of the bandwidth.  Q1 "idle"
- * stops it altogether while the device is busy.
+ * stops it altogether while the device is busy; with "idle" and Q3 "auto"
+ * it also moves less while its moves slow foreground reads (back_off()).
  *
  * Settings change under a mutex that the worker holds only while it asks
  * the policies, never during I/O.  Suspend stops the worker between two
@@ -61,10 +62,13 @@ struct nswap2l_prefetch {
 	u64 pages[NSWAP2L_MOVE_BATCH];
 	u64 last_written;
 	u64 last_busy, last_samples;
-	u64 last_reads, last_read_ns;
-	/* Each tier's reads until the last wake-up, and the two compared (pair_tier_reads()). */
+	/* Each tier's reads until the last wake-up, and the two compared (compare_tier_reads()). */
 	u64 last_tier_reads[NSWAP2L_NR_TIERS], last_tier_read_ns[NSWAP2L_NR_TIERS];
-	u64 paired_reads, paired_flash_ns, paired_netram_ns;
+	u64 compared_reads, compared_flash_ns, compared_netram_ns;
+	/* Backing off (back_off()): foreground read latency after moves and after none. */
+	u64 read_ns_moved, read_ns_control;
+	bool moved_last, control_last;	/* at the last wake-up */
+	unsigned int rate;		/* of the quota, in 1/BACKOFF_FULL */
 	u64 largest_wakeup;		/* most pages moved at one wake-up since cfg changed */
 
 	atomic64_t wakeups;
@@ -279,67 +283,61 @@ int nswap2l_prefetch_check_tiers(const struct nswap2l_prefetch_config *cfg, cons
  * look faster than it was and when=pays moved pages at full rate.  Over
  * every interval in which both tiers served reads, sum flash's reads and
  * what as many Network RAM reads cost at that interval's mean.  Trusted
- * after PAIRED_MIN_READS flash reads; halved at PAIRED_FADE_READS, so that
- * a change of the tiers shows.
+ * after COMPARED_MIN_READS flash reads; halved at COMPARED_FADE_READS, so
+ * that a change of the tiers shows.  @reads, @read_ns: each tier's, this
+ * interval.
  */
-#define PAIRED_MIN_READS	64
-#define PAIRED_FADE_READS	8192
+#define COMPARED_MIN_READS	64
+#define COMPARED_FADE_READS	8192
 
-static void pair_tier_reads(struct nswap2l_prefetch *pf, const struct nswap2l_io_stats *io,
-			    struct nswap2l_prefetch_view *view)
+static void compare_tier_reads(struct nswap2l_prefetch *pf, const u64 *reads, const u64 *read_ns,
+			       struct nswap2l_prefetch_view *view)
 {
-	u64 reads[NSWAP2L_NR_TIERS], read_ns[NSWAP2L_NR_TIERS];
-	int id;
-
-	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
-		reads[id] = io->done[id][READ] - pf->last_tier_reads[id];
-		read_ns[id] = io->time_ns[id][READ] - pf->last_tier_read_ns[id];
-		pf->last_tier_reads[id] = io->done[id][READ];
-		pf->last_tier_read_ns[id] = io->time_ns[id][READ];
-	}
 	if (reads[NSWAP2L_TIER_FLASH] && reads[NSWAP2L_TIER_NETRAM]) {
-		pf->paired_reads += reads[NSWAP2L_TIER_FLASH];
-		pf->paired_flash_ns += read_ns[NSWAP2L_TIER_FLASH];
-		pf->paired_netram_ns += div64_u64(read_ns[NSWAP2L_TIER_NETRAM],
-						  reads[NSWAP2L_TIER_NETRAM]) *
-					reads[NSWAP2L_TIER_FLASH];
-		if (pf->paired_reads >= PAIRED_FADE_READS) {
-			pf->paired_reads /= 2;
-			pf->paired_flash_ns /= 2;
-			pf->paired_netram_ns /= 2;
+		pf->compared_reads += reads[NSWAP2L_TIER_FLASH];
+		pf->compared_flash_ns += read_ns[NSWAP2L_TIER_FLASH];
+		pf->compared_netram_ns += div64_u64(read_ns[NSWAP2L_TIER_NETRAM],
+						    reads[NSWAP2L_TIER_NETRAM]) *
+					  reads[NSWAP2L_TIER_FLASH];
+		if (pf->compared_reads >= COMPARED_FADE_READS) {
+			pf->compared_reads /= 2;
+			pf->compared_flash_ns /= 2;
+			pf->compared_netram_ns /= 2;
 		}
 	}
-	if (pf->paired_reads < PAIRED_MIN_READS) {
+	if (pf->compared_reads < COMPARED_MIN_READS) {
 		view->flash_read_ns = 0;
 		view->netram_read_ns = 0;
 		return;
 	}
-	view->flash_read_ns = div64_u64(pf->paired_flash_ns, pf->paired_reads);
-	view->netram_read_ns = div64_u64(pf->paired_netram_ns, pf->paired_reads);
+	view->flash_read_ns = div64_u64(pf->compared_flash_ns, pf->compared_reads);
+	view->netram_read_ns = div64_u64(pf->compared_netram_ns, pf->compared_reads);
 }
 
 static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view)
 {
 	struct nswap2l *nc = pf->nc;
 	struct nswap2l_io_stats io;
-	u64 written = 0, reads = 0, read_ns = 0, busy, samples;
+	u64 reads[NSWAP2L_NR_TIERS], read_ns[NSWAP2L_NR_TIERS];
+	u64 written = 0, all_reads = 0, all_read_ns = 0, busy, samples;
 	unsigned int arm;
 	int id;
 
 	nswap2l_stats_sum(nc, &io);
 	for (id = 0; id < NSWAP2L_NR_TIERS; id++) {
 		written += io.writes[id];
-		reads += io.done[id][READ];
-		read_ns += io.time_ns[id][READ];
+		reads[id] = io.done[id][READ] - pf->last_tier_reads[id];
+		read_ns[id] = io.time_ns[id][READ] - pf->last_tier_read_ns[id];
+		pf->last_tier_reads[id] = io.done[id][READ];
+		pf->last_tier_read_ns[id] = io.time_ns[id][READ];
+		all_reads += reads[id];
+		all_read_ns += read_ns[id];
 	}
 	view->written = written - pf->last_written;
 	pf->last_written = written;
-	view->read_ns = reads == pf->last_reads ? 0 :
-			div64_u64(read_ns - pf->last_read_ns, reads - pf->last_reads);
-	pf->last_reads = reads;
-	pf->last_read_ns = read_ns;
+	view->read_ns = all_reads ? div64_u64(all_read_ns, all_reads) : 0;
 	/* A picker is only installed on a device with Network RAM and flash. */
-	pair_tier_reads(pf, &io, view);
+	compare_tier_reads(pf, reads, read_ns, view);
 	view->held = max_t(s64, atomic64_read(&nc->tiers[NSWAP2L_TIER_NETRAM]->used), 0);
 	view->room = nswap2l_tier_free(nc->tiers[NSWAP2L_TIER_NETRAM]);
 
@@ -354,6 +352,46 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 		view->reads[arm] = io.prefetched_reads[arm];
 		view->rewritten[arm] = atomic64_read(&pf->arm_rewritten[arm]);
 	}
+}
+
+/*
+ * Backing off (when=idle, auto): moves must not slow foreground reads.  One
+ * wake-up in BACKOFF_CONTROL_ONE_IN moves nothing, and the mean foreground
+ * read latency of the interval after it is compared with that of the
+ * intervals after wake-ups that moved pages (moving averages over about
+ * four of each).  While reads after moves are slower by BACKOFF_SLOWER_PCT,
+ * the rate halves at every wake-up that moved, down to 1/BACKOFF_FULL of the
+ * quota; otherwise it doubles back (moves during which nothing was read
+ * slowed nothing).
+ */
+#define BACKOFF_CONTROL_ONE_IN	8
+#define BACKOFF_SLOWER_PCT	10
+#define BACKOFF_FULL		16
+
+static void average(u64 *avg, u64 ns)
+{
+	*avg = *avg ? *avg - div_u64(*avg, 4) + div_u64(ns, 4) : ns;
+}
+
+/* What the interval since the last wake-up taught; the part of @quota to move now. */
+static u64 back_off(struct nswap2l_prefetch *pf, const struct nswap2l_prefetch_view *view,
+		    u64 quota, u64 wakeup)
+{
+	bool slower;
+
+	if (view->read_ns && pf->moved_last)
+		average(&pf->read_ns_moved, view->read_ns);
+	else if (view->read_ns && pf->control_last)
+		average(&pf->read_ns_control, view->read_ns);
+	if (pf->moved_last) {
+		slower = view->read_ns && pf->read_ns_control &&
+			 pf->read_ns_moved * 100 > pf->read_ns_control * (100 + BACKOFF_SLOWER_PCT);
+		pf->rate = slower ? max(pf->rate / 2, 1U) : min(pf->rate * 2, (unsigned int)BACKOFF_FULL);
+	}
+	pf->control_last = !(wakeup % BACKOFF_CONTROL_ONE_IN);
+	if (pf->control_last)
+		return 0;
+	return DIV_ROUND_UP_ULL(quota * pf->rate, BACKOFF_FULL);
 }
 
 /* Flag what the picker named and move it to flash; false when the wake-up is over. */
@@ -390,7 +428,7 @@ static void prefetch_work(struct work_struct *work)
 	struct nswap2l_prefetch_config *cfg = &pf->cfg;
 	struct nswap2l_prefetch_view view;
 	unsigned int interval, n, arm;
-	u64 quota, before, moved;
+	u64 quota, before, moved, wakeup;
 
 	mutex_lock(&pf->lock);
 	/* Prefetching was switched off: the worker stops until it is on again. */
@@ -400,12 +438,14 @@ static void prefetch_work(struct work_struct *work)
 	}
 	look(pf, &view);
 	interval = cfg->interval_ms;
-	atomic64_inc(&pf->wakeups);
+	wakeup = atomic64_inc_return(&pf->wakeups);
 	quota = cfg->when->now(&view, cfg->when_arg);
 	if (quota)
 		quota = min(quota, min_t(u64, cfg->amount->pages(&view, cfg->percent), cfg->cap));
-	quota = min(pf->picker->begin(pf->picker, &view, &nc->map, quota),
-		    nswap2l_tier_free(flash));
+	quota = pf->picker->begin(pf->picker, &view, &nc->map, quota);
+	if (cfg->when->backs_off || pf->picker->type->backs_off)
+		quota = back_off(pf, &view, quota, wakeup);
+	quota = min(quota, nswap2l_tier_free(flash));
 	if (!quota)
 		pf->picker->pick(pf->picker, &nc->map, pf->pages, 0, &arm);
 	pf->choice = pf->picker->choice ? pf->picker->choice(pf->picker) :
@@ -427,6 +467,7 @@ static void prefetch_work(struct work_struct *work)
 	moved = atomic64_read(&pf->prefetched) - before;
 	mutex_lock(&pf->lock);
 	pf->largest_wakeup = max(pf->largest_wakeup, moved);
+	pf->moved_last = moved;
 	mutex_unlock(&pf->lock);
 	if (!READ_ONCE(pf->paused))
 		queue_delayed_work(pf->wq, &pf->work, msecs_to_jiffies(interval));
@@ -446,6 +487,7 @@ int nswap2l_prefetch_create(struct nswap2l *nc, const struct nswap2l_prefetch_co
 	pf->cfg = *cfg;
 	pf->paused = true;	/* until the first resume */
 	pf->choice = "none";
+	pf->rate = BACKOFF_FULL;
 	mutex_init(&pf->lock);
 	INIT_DELAYED_WORK(&pf->work, prefetch_work);
 	pf->batch = nswap2l_move_batch_alloc();
@@ -620,10 +662,10 @@ int nswap2l_prefetch_emit_counters(struct nswap2l *nc, char *buf, int len)
 	return len + sysfs_emit_at(buf, len, "\ncancelled %lld\n", atomic64_read(&pf->cancelled));
 }
 
-/* A tier's mean read latency as pair_tier_reads() compares them, in us. */
+/* A tier's mean read latency as compare_tier_reads() compares them, in us. */
 static u64 compared_us(const struct nswap2l_prefetch *pf, u64 ns)
 {
-	return pf->paired_reads ? div64_u64(ns, pf->paired_reads * NSEC_PER_USEC) : 0;
+	return pf->compared_reads ? div64_u64(ns, pf->compared_reads * NSEC_PER_USEC) : 0;
 }
 
 ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
@@ -640,8 +682,12 @@ ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 	largest = pf->largest_wakeup;
 	len = sysfs_emit(buf, "policy %s\nwakeups %lld\n", policy, atomic64_read(&pf->wakeups));
 	len += sysfs_emit_at(buf, len, "compared_reads %llu\ncompared_flash_read_us %llu\ncompared_netram_read_us %llu\n",
-			     pf->paired_reads, compared_us(pf, pf->paired_flash_ns),
-			     compared_us(pf, pf->paired_netram_ns));
+			     pf->compared_reads, compared_us(pf, pf->compared_flash_ns),
+			     compared_us(pf, pf->compared_netram_ns));
+	len += sysfs_emit_at(buf, len, "rate_pct %u\nread_after_moves_us %llu\nread_after_control_us %llu\n",
+			     pf->rate * 100 / BACKOFF_FULL,
+			     div_u64(pf->read_ns_moved, NSEC_PER_USEC),
+			     div_u64(pf->read_ns_control, NSEC_PER_USEC));
 	if (pf->picker && pf->picker->emit_stats)
 		len = pf->picker->emit_stats(pf->picker, buf, len);
 	mutex_unlock(&pf->lock);

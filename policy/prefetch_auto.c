@@ -21,15 +21,10 @@
  * counters are halved every AUTO_HALF_LIFE wake-ups, so old phases fade.
  *
  * The rate: while even the best arm's pages buy little (below AUTO_POOR
- * per mille), or foreground reads are slower while it prefetches
- * than while it does not (by AUTO_SLOWER_PCT), the quota is halved at every
- * wake-up, down to 1/16 of what Q2 asks; it doubles back while they buy
- * more (above AUTO_GOOD) and reads are not slower.  So when
- * prefetching does not pay, auto nearly stops.  The reads "while it does
- * not" are measured in control intervals: one wake-up in AUTO_CONTROL_ONE_IN
- * moves nothing, and the mean foreground read latency of the interval after
- * it is compared with that of intervals after wake-ups that moved pages
- * (both as moving averages).
+ * per mille), the quota is halved at every wake-up, down to 1/16 of what
+ * Q2 asks; it doubles back while they buy more (above AUTO_GOOD).  So when
+ * prefetching does not pay, auto nearly stops.  And the worker backs off
+ * while the moves slow foreground reads (backs_off, prefetch.c).
  */
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -42,8 +37,6 @@
 #define AUTO_POOR		100	/* pages that paid, net, per 1000 prefetched */
 #define AUTO_GOOD		300
 #define AUTO_SCALE_FULL		16	/* quota in 1/16ths */
-#define AUTO_CONTROL_ONE_IN	8
-#define AUTO_SLOWER_PCT		10
 
 struct auto_picker {
 	struct nswap2l_picker picker;
@@ -62,10 +55,6 @@ struct auto_picker {
 	/* Why moving pays now: the last wake-up's view. */
 	bool flash_slower;		/* than Network RAM, for reads */
 	bool scarce;			/* Network RAM has little room */
-	/* Foreground read latency (ns, moving averages) after moving and after control. */
-	u64 read_ns_moving;
-	u64 read_ns_control;
-	bool control;			/* the last wake-up was a control one */
 };
 
 /* Pages of @arm's that paid, net, per 1000 it moved: -1000..1000. */
@@ -101,23 +90,9 @@ static unsigned int choose_arm(struct auto_picker *ap)
 	return best;
 }
 
-/* A moving average over about four intervals. */
-static void average(u64 *avg, u64 ns)
-{
-	*avg = *avg ? *avg - div_u64(*avg, 4) + div_u64(ns, 4) : ns;
-}
-
 static void learn(struct auto_picker *ap, const struct nswap2l_prefetch_view *view)
 {
-	bool moved = false;
 	unsigned int arm;
-
-	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
-		moved |= view->prefetched[arm] != ap->seen_prefetched[arm];
-	if (view->read_ns && moved)
-		average(&ap->read_ns_moving, view->read_ns);
-	else if (view->read_ns && ap->control)
-		average(&ap->read_ns_control, view->read_ns);
 
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
 		ap->prefetched[arm] += view->prefetched[arm] - ap->seen_prefetched[arm];
@@ -141,17 +116,14 @@ static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_vi
 {
 	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
 	struct nswap2l_picker *arm;
-	bool slower;
 	s64 best;
 
 	ap->wakeups++;
 	learn(ap, view);
 	ap->chosen = choose_arm(ap);
 	best = score(ap, ap->chosen);
-	slower = ap->read_ns_control && ap->read_ns_moving &&
-		 ap->read_ns_moving * 100 > ap->read_ns_control * (100 + AUTO_SLOWER_PCT);
 	if (ap->prefetched[ap->chosen] >= AUTO_TRIAL_PAGES) {
-		if (best < AUTO_POOR || slower)
+		if (best < AUTO_POOR)
 			ap->scale = max(ap->scale / 2, 1U);
 		else if (best > AUTO_GOOD)
 			ap->scale = min(ap->scale * 2, (unsigned int)AUTO_SCALE_FULL);
@@ -161,9 +133,6 @@ static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_vi
 		quota = min_t(u64, quota, AUTO_TRIAL_PAGES);
 	arm = ap->arms[ap->chosen];
 	quota = arm->begin(arm, view, map, quota);
-	ap->control = !(ap->wakeups % AUTO_CONTROL_ONE_IN);
-	if (ap->control)
-		return 0;
 	return div_u64(quota * ap->scale + AUTO_SCALE_FULL - 1, AUTO_SCALE_FULL);
 }
 
@@ -248,6 +217,7 @@ static struct nswap2l_picker *auto_create(void)
 static struct nswap2l_prefetch_which auto_policy = {
 	.type = { .name = "auto", .question = NSWAP2L_PREFETCH_WHICH },
 	.arm = NSWAP2L_PREFETCH_ARMS,
+	.backs_off = true,
 	.create = auto_create,
 };
 

@@ -20,7 +20,9 @@
  *   swapping   only while pages are being written (Nswap2L: prefetch while
  *              the machine swaps out, when Network RAM fills)
  *   idle[:N]   only when fewer than N foreground bios (default 1) were in
- *              flight on average since the last wake-up
+ *              flight on average since the last wake-up, and fewer pages
+ *              while moves slow foreground reads (prefetch.c, back_off()):
+ *              a device seldom busy can still be slowed by each move
  */
 #include "../policy.h"
 
@@ -61,7 +63,7 @@ static struct nswap2l_prefetch_when when_policies[] = {
 	{ .type = { .name = "always", .question = NSWAP2L_PREFETCH_WHEN }, .now = always_now },
 	{ .type = { .name = "swapping", .question = NSWAP2L_PREFETCH_WHEN }, .now = swapping_now },
 	{ .type = { .name = "idle", .question = NSWAP2L_PREFETCH_WHEN }, .now = idle_now,
-	  .default_arg = 1 },
+	  .default_arg = 1, .backs_off = true },
 };
 
 static struct nswap2l_prefetch_type *const types[] = {
