@@ -394,6 +394,22 @@ static u64 back_off(struct nswap2l_prefetch *pf, const struct nswap2l_prefetch_v
 	return DIV_ROUND_UP_ULL(quota * pf->rate, BACKOFF_FULL);
 }
 
+/*
+ * Room the worker leaves on flash: a write that Network RAM refuses (a
+ * server full before the client counts it so) goes to flash, and with
+ * flash filled by moves it had nowhere to go and failed (ENOSPC; case 62,
+ * Network RAM scarce).  1/64 of flash, at least FLASH_RESERVE_MIN pages.
+ */
+#define FLASH_RESERVE_MIN	256
+
+static u64 flash_room(struct nswap2l_tier *flash)
+{
+	u64 reserve = max_t(u64, READ_ONCE(flash->capacity) >> 6, FLASH_RESERVE_MIN);
+	u64 free = nswap2l_tier_free(flash);
+
+	return free > reserve ? free - reserve : 0;
+}
+
 /* Flag what the picker named and move it to flash; false when the wake-up is over. */
 static bool move_picked(struct nswap2l_prefetch *pf, unsigned int n, unsigned int arm)
 {
@@ -445,7 +461,7 @@ static void prefetch_work(struct work_struct *work)
 	quota = pf->picker->begin(pf->picker, &view, &nc->map, quota);
 	if (cfg->when->backs_off || pf->picker->type->backs_off)
 		quota = back_off(pf, &view, quota, wakeup);
-	quota = min(quota, nswap2l_tier_free(flash));
+	quota = min(quota, flash_room(flash));
 	if (!quota)
 		pf->picker->pick(pf->picker, &nc->map, pf->pages, 0, &arm);
 	pf->choice = pf->picker->choice ? pf->picker->choice(pf->picker) :
