@@ -93,7 +93,6 @@ struct nswap2l_prefetch_view {
 	u64 held;		/* pages in Network RAM */
 	u64 room;		/* pages Network RAM can take now */
 	u64 busy_x100;		/* foreground bios in flight, mean since last wake-up, x100 */
-	u64 read_ns;		/* foreground read latency, mean since last wake-up (0: none) */
 	/*
 	 * Each tier's mean foreground read latency over the intervals in which
 	 * both served reads (0: too few flash reads yet to tell).

@@ -314,7 +314,8 @@ static void compare_tier_reads(struct nswap2l_prefetch *pf, const u64 *reads, co
 	view->netram_read_ns = div64_u64(pf->compared_netram_ns, pf->compared_reads);
 }
 
-static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view)
+/* The view since the last look; returns the foreground read latency, mean (0: no reads). */
+static u64 look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view)
 {
 	struct nswap2l *nc = pf->nc;
 	struct nswap2l_io_stats io;
@@ -335,7 +336,6 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 	}
 	view->written = written - pf->last_written;
 	pf->last_written = written;
-	view->read_ns = all_reads ? div64_u64(all_read_ns, all_reads) : 0;
 	/* A picker is only installed on a device with Network RAM and flash. */
 	compare_tier_reads(pf, reads, read_ns, view);
 	view->held = max_t(s64, atomic64_read(&nc->tiers[NSWAP2L_TIER_NETRAM]->used), 0);
@@ -352,6 +352,7 @@ static void look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view
 		view->reads[arm] = io.prefetched_reads[arm];
 		view->rewritten[arm] = atomic64_read(&pf->arm_rewritten[arm]);
 	}
+	return all_reads ? div64_u64(all_read_ns, all_reads) : 0;
 }
 
 /*
@@ -373,18 +374,20 @@ static void average(u64 *avg, u64 ns)
 	*avg = *avg ? *avg - div_u64(*avg, 4) + div_u64(ns, 4) : ns;
 }
 
-/* What the interval since the last wake-up taught; the part of @quota to move now. */
-static u64 back_off(struct nswap2l_prefetch *pf, const struct nswap2l_prefetch_view *view,
-		    u64 quota, u64 wakeup)
+/*
+ * What the interval since the last wake-up taught (@read_ns: its mean
+ * foreground read latency, 0 if none); the part of @quota to move now.
+ */
+static u64 back_off(struct nswap2l_prefetch *pf, u64 read_ns, u64 quota, u64 wakeup)
 {
 	bool slower;
 
-	if (view->read_ns && pf->moved_last)
-		average(&pf->read_ns_moved, view->read_ns);
-	else if (view->read_ns && pf->control_last)
-		average(&pf->read_ns_control, view->read_ns);
+	if (read_ns && pf->moved_last)
+		average(&pf->read_ns_moved, read_ns);
+	else if (read_ns && pf->control_last)
+		average(&pf->read_ns_control, read_ns);
 	if (pf->moved_last) {
-		slower = view->read_ns && pf->read_ns_control &&
+		slower = read_ns && pf->read_ns_control &&
 			 pf->read_ns_moved * 100 > pf->read_ns_control * (100 + BACKOFF_SLOWER_PCT);
 		pf->rate = slower ? max(pf->rate / 2, 1U) : min(pf->rate * 2, (unsigned int)BACKOFF_FULL);
 	}
@@ -444,7 +447,7 @@ static void prefetch_work(struct work_struct *work)
 	struct nswap2l_prefetch_config *cfg = &pf->cfg;
 	struct nswap2l_prefetch_view view;
 	unsigned int interval, n, arm;
-	u64 quota, before, moved, wakeup;
+	u64 quota, before, moved, wakeup, read_ns;
 
 	mutex_lock(&pf->lock);
 	/* Prefetching was switched off: the worker stops until it is on again. */
@@ -452,7 +455,7 @@ static void prefetch_work(struct work_struct *work)
 		mutex_unlock(&pf->lock);
 		return;
 	}
-	look(pf, &view);
+	read_ns = look(pf, &view);
 	interval = cfg->interval_ms;
 	wakeup = atomic64_inc_return(&pf->wakeups);
 	quota = cfg->when->now(&view, cfg->when_arg);
@@ -460,7 +463,7 @@ static void prefetch_work(struct work_struct *work)
 		quota = min(quota, min_t(u64, cfg->amount->pages(&view, cfg->percent), cfg->cap));
 	quota = pf->picker->begin(pf->picker, &view, &nc->map, quota);
 	if (cfg->when->backs_off || pf->picker->type->backs_off)
-		quota = back_off(pf, &view, quota, wakeup);
+		quota = back_off(pf, read_ns, quota, wakeup);
 	quota = min(quota, flash_room(flash));
 	if (!quota)
 		pf->picker->pick(pf->picker, &nc->map, pf->pages, 0, &arm);
