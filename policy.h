@@ -3,6 +3,9 @@
 #ifndef NSWAP2L_POLICY_H
 #define NSWAP2L_POLICY_H
 
+#include <linux/math64.h>
+#include <linux/minmax.h>
+
 #include "map_types.h"
 
 /*----------------------------------------------------------------
@@ -176,6 +179,23 @@ struct nswap2l_prefetch_which {
 	bool backs_off;		/* as nswap2l_prefetch_when's */
 	struct nswap2l_picker *(*create)(void);
 };
+
+/*
+ * A share of a quota, in 1/NSWAP2L_SHARE_FULL: halved while what it answers
+ * lasts, down to 1/NSWAP2L_SHARE_FULL, doubled back otherwise (the worker's
+ * back-off, auto's score).
+ */
+#define NSWAP2L_SHARE_FULL	16
+
+static inline unsigned int nswap2l_share_step(unsigned int share, bool halve)
+{
+	return halve ? max(share / 2, 1U) : min(share * 2, (unsigned int)NSWAP2L_SHARE_FULL);
+}
+
+static inline u64 nswap2l_share_of(u64 quota, unsigned int share)
+{
+	return DIV_ROUND_UP_ULL(quota * share, NSWAP2L_SHARE_FULL);
+}
 
 int nswap2l_prefetch_register(struct nswap2l_prefetch_type *type);
 void nswap2l_prefetch_unregister(struct nswap2l_prefetch_type *type);

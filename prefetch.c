@@ -46,6 +46,14 @@
 #define PREFETCH_MAX_INTERVAL_MS	60000
 #define PREFETCH_MAX_CAP		(1U << 20)
 
+/* Backing off (back_off()): foreground read latency after moves and after none. */
+struct prefetch_backoff {
+	u64 read_ns_moved, read_ns_control;
+	bool moved_last, control_last;	/* at the last wake-up */
+	u64 first_wakeup;		/* since the policy: a control one */
+	unsigned int rate;		/* share of the quota */
+};
+
 struct nswap2l_prefetch {
 	struct nswap2l *nc;
 	struct workqueue_struct *wq;
@@ -65,10 +73,7 @@ struct nswap2l_prefetch {
 	/* Each tier's reads until the last wake-up, and the two compared (compare_tier_reads()). */
 	u64 last_tier_reads[NSWAP2L_NR_TIERS], last_tier_read_ns[NSWAP2L_NR_TIERS];
 	u64 compared_reads, compared_flash_ns, compared_netram_ns;
-	/* Backing off (back_off()): foreground read latency after moves and after none. */
-	u64 read_ns_moved, read_ns_control;
-	bool moved_last, control_last;	/* at the last wake-up */
-	unsigned int rate;		/* of the quota, in 1/BACKOFF_FULL */
+	struct prefetch_backoff backoff;	/* starts again when the policy changes */
 	u64 largest_wakeup;		/* most pages moved at one wake-up since cfg changed */
 
 	atomic64_t wakeups;
@@ -357,21 +362,30 @@ static u64 look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view)
 
 /*
  * Backing off (when=idle, auto): moves must not slow foreground reads.  One
- * wake-up in BACKOFF_CONTROL_ONE_IN moves nothing, and the mean foreground
- * read latency of the interval after it is compared with that of the
+ * wake-up in BACKOFF_CONTROL_ONE_IN moves nothing, a policy's first among
+ * them (the reads before any move: after a run of moves a throttled flash
+ * still drains their writes into the next interval, and the average kept
+ * that one sample for dozens of wake-ups), and the mean foreground read
+ * latency of the interval after it is compared with that of the
  * intervals after wake-ups that moved pages (moving averages over about
  * four of each).  While reads after moves are slower by BACKOFF_SLOWER_PCT,
- * the rate halves at every wake-up that moved, down to 1/BACKOFF_FULL of the
- * quota; otherwise it doubles back (moves during which nothing was read
+ * the rate halves at every wake-up that moved, down to 1/NSWAP2L_SHARE_FULL
+ * of the quota; otherwise it doubles back (moves during which nothing was read
  * slowed nothing).
  */
 #define BACKOFF_CONTROL_ONE_IN	8
 #define BACKOFF_SLOWER_PCT	10
-#define BACKOFF_FULL		16
 
 static void average(u64 *avg, u64 ns)
 {
 	*avg = *avg ? *avg - div_u64(*avg, 4) + div_u64(ns, 4) : ns;
+}
+
+static void reset_backoff(struct nswap2l_prefetch *pf)
+{
+	memset(&pf->backoff, 0, sizeof(pf->backoff));
+	pf->backoff.rate = NSWAP2L_SHARE_FULL;
+	pf->backoff.first_wakeup = atomic64_read(&pf->wakeups) + 1;
 }
 
 /*
@@ -380,21 +394,22 @@ static void average(u64 *avg, u64 ns)
  */
 static u64 back_off(struct nswap2l_prefetch *pf, u64 read_ns, u64 quota, u64 wakeup)
 {
+	struct prefetch_backoff *b = &pf->backoff;
 	bool slower;
 
-	if (read_ns && pf->moved_last)
-		average(&pf->read_ns_moved, read_ns);
-	else if (read_ns && pf->control_last)
-		average(&pf->read_ns_control, read_ns);
-	if (pf->moved_last) {
-		slower = read_ns && pf->read_ns_control &&
-			 pf->read_ns_moved * 100 > pf->read_ns_control * (100 + BACKOFF_SLOWER_PCT);
-		pf->rate = slower ? max(pf->rate / 2, 1U) : min(pf->rate * 2, (unsigned int)BACKOFF_FULL);
+	if (read_ns && b->moved_last)
+		average(&b->read_ns_moved, read_ns);
+	else if (read_ns && b->control_last)
+		average(&b->read_ns_control, read_ns);
+	if (b->moved_last) {
+		slower = read_ns && b->read_ns_control &&
+			 b->read_ns_moved * 100 > b->read_ns_control * (100 + BACKOFF_SLOWER_PCT);
+		b->rate = nswap2l_share_step(b->rate, slower);
 	}
-	pf->control_last = !(wakeup % BACKOFF_CONTROL_ONE_IN);
-	if (pf->control_last)
+	b->control_last = !((wakeup - b->first_wakeup) % BACKOFF_CONTROL_ONE_IN);
+	if (b->control_last)
 		return 0;
-	return DIV_ROUND_UP_ULL(quota * pf->rate, BACKOFF_FULL);
+	return nswap2l_share_of(quota, b->rate);
 }
 
 /*
@@ -486,7 +501,7 @@ static void prefetch_work(struct work_struct *work)
 	moved = atomic64_read(&pf->prefetched) - before;
 	mutex_lock(&pf->lock);
 	pf->largest_wakeup = max(pf->largest_wakeup, moved);
-	pf->moved_last = moved;
+	pf->backoff.moved_last = moved;
 	mutex_unlock(&pf->lock);
 	if (!READ_ONCE(pf->paused))
 		queue_delayed_work(pf->wq, &pf->work, msecs_to_jiffies(interval));
@@ -506,7 +521,7 @@ int nswap2l_prefetch_create(struct nswap2l *nc, const struct nswap2l_prefetch_co
 	pf->cfg = *cfg;
 	pf->paused = true;	/* until the first resume */
 	pf->choice = "none";
-	pf->rate = BACKOFF_FULL;
+	reset_backoff(pf);
 	mutex_init(&pf->lock);
 	INIT_DELAYED_WORK(&pf->work, prefetch_work);
 	pf->batch = nswap2l_move_batch_alloc();
@@ -585,6 +600,9 @@ static void install(struct nswap2l_prefetch *pf, const struct nswap2l_prefetch_c
 		if (picker)
 			look(pf, &view);
 	}
+	/* what one policy learnt about its moves says nothing of another's */
+	if (!same || cfg->when != pf->cfg.when)
+		reset_backoff(pf);
 	pf->cfg = *cfg;
 	pf->largest_wakeup = 0;
 	/* A new interval applies now, not after the old one. */
@@ -704,9 +722,9 @@ ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 			     pf->compared_reads, compared_us(pf, pf->compared_flash_ns),
 			     compared_us(pf, pf->compared_netram_ns));
 	len += sysfs_emit_at(buf, len, "rate_pct %u\nread_after_moves_us %llu\nread_after_control_us %llu\n",
-			     pf->rate * 100 / BACKOFF_FULL,
-			     div_u64(pf->read_ns_moved, NSEC_PER_USEC),
-			     div_u64(pf->read_ns_control, NSEC_PER_USEC));
+			     pf->backoff.rate * 100 / NSWAP2L_SHARE_FULL,
+			     div_u64(pf->backoff.read_ns_moved, NSEC_PER_USEC),
+			     div_u64(pf->backoff.read_ns_control, NSEC_PER_USEC));
 	if (pf->picker && pf->picker->emit_stats)
 		len = pf->picker->emit_stats(pf->picker, buf, len);
 	mutex_unlock(&pf->lock);

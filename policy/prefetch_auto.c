@@ -36,14 +36,13 @@
 #define AUTO_EXPLORE_ONE_IN	8
 #define AUTO_POOR		100	/* pages that paid, net, per 1000 prefetched */
 #define AUTO_GOOD		300
-#define AUTO_SCALE_FULL		16	/* quota in 1/16ths */
 
 struct auto_picker {
 	struct nswap2l_picker picker;
 	struct nswap2l_picker *arms[NSWAP2L_PREFETCH_ARMS];
 	unsigned int chosen;		/* the arm of this wake-up */
 	bool trying;			/* chosen to be tried, not for its score */
-	unsigned int scale;
+	unsigned int scale;		/* share of the quota that scores earned */
 	unsigned int wakeups;
 	/* What each arm moved, what was read back or written again, halved now and then. */
 	u64 prefetched[NSWAP2L_PREFETCH_ARMS];
@@ -124,16 +123,16 @@ static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_vi
 	best = score(ap, ap->chosen);
 	if (ap->prefetched[ap->chosen] >= AUTO_TRIAL_PAGES) {
 		if (best < AUTO_POOR)
-			ap->scale = max(ap->scale / 2, 1U);
+			ap->scale = nswap2l_share_step(ap->scale, true);
 		else if (best > AUTO_GOOD)
-			ap->scale = min(ap->scale * 2, (unsigned int)AUTO_SCALE_FULL);
+			ap->scale = nswap2l_share_step(ap->scale, false);
 	}
 	/* An arm tried may move the hot set (mrs when room is scarce): a little at a time. */
 	if (ap->trying)
 		quota = min_t(u64, quota, AUTO_TRIAL_PAGES);
 	arm = ap->arms[ap->chosen];
 	quota = arm->begin(arm, view, map, quota);
-	return div_u64(quota * ap->scale + AUTO_SCALE_FULL - 1, AUTO_SCALE_FULL);
+	return nswap2l_share_of(quota, ap->scale);
 }
 
 static unsigned int auto_pick(struct nswap2l_picker *p, struct nswap2l_map *map, u64 *pages,
@@ -190,7 +189,7 @@ static struct nswap2l_picker *auto_create(void)
 	ap->picker.choice = auto_choice;
 	ap->picker.emit_stats = auto_emit_stats;
 	ap->picker.destroy = auto_destroy;
-	ap->scale = AUTO_SCALE_FULL;
+	ap->scale = NSWAP2L_SHARE_FULL;
 	ap->chosen = NSWAP2L_PREFETCH_ARMS;
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++) {
 		const struct nswap2l_prefetch_which *which = nswap2l_prefetch_arm(arm);

@@ -10,8 +10,9 @@
 # the reads (prefetch/stats: rate_pct, read_after_moves_us,
 # read_after_control_us): less than half the cap moves a wake-up, where
 # without backing off the worker moves all 64 at every one.  Once the
-# reads stop, the moves slow nothing and the rate comes back.  Every page
-# verifies.
+# reads stop, the moves slow nothing and the rate comes back.  A policy
+# put in its place starts again (the rate and averages were kept, shown as
+# its own, and applied when the first came back).  Every page verifies.
 # kernels: 6.12
 # servers: 1 max=8M
 # disks: flash=64M@usb-stick
@@ -52,6 +53,11 @@ wait $reader || log "fio stopped (status $?)"
 rate_back() { [ "$(pf_stat pl rate_pct)" = 100 ]; }
 wait_until 60 pl "the rate back once the reads stopped" rate_back
 log "rate back to $(pf_stat pl rate_pct) %, $(pf_stat pl prefetched) pages moved"
+# what one policy learnt is not another's: its averages start again
+assert_gt "$(pf_stat pl read_after_moves_us)" 0 "read latency after moves, learnt"
+pf_set pl when always || die "when=always"
+assert_eq "$(pf_stat pl read_after_moves_us)" 0 "read latency after moves once when=always replaced when=idle"
+assert_eq "$(pf_stat pl rate_pct)" 100 "rate once when=always replaced when=idle"
 pf_set pl policy none || die "policy none"
 blkpat verify $DEV 0 $N 1 || die "data"
 dm_remove pl || die "remove"
