@@ -65,6 +65,31 @@ static void wait_for_release(struct nswap2l *nc, struct bio *bio)
 		defer_bio(nc, bio);
 }
 
+/*
+ * A refused write that found no tier with room may wait for slots queued for
+ * release: its own old home can be one (a page placed again from flash into
+ * Network RAM, refused there: its flash slot waits for the bios in flight,
+ * this one among them, so the write leaves its epoch to let it go).  It
+ * waits before any piece of it is out, as wait_for_release() does, at most
+ * REROUTE_SPACE_WAITS times; false (still in its epoch) if no slot is
+ * coming or it waited enough: the device is full.
+ */
+#define REROUTE_SPACE_WAITS	8
+
+static bool wait_for_space(struct nswap2l *nc, struct bio *bio)
+{
+	struct nswap2l_bio *nb = dm_per_bio_data(bio, sizeof(*nb));
+
+	if (nb->space_waits >= REROUTE_SPACE_WAITS)
+		return false;
+	nb->space_waits++;
+	leave_epoch(nc, nb);
+	if (nswap2l_release_park_for_space(&nc->map, bio))
+		return true;
+	nb->epoch = nswap2l_inflight_enter(&nc->map.inflight);
+	return false;
+}
+
 /* Fill the reservation (@nr == 0: give it back); the discard worker frees it. */
 static void queue_release(struct nswap2l *nc, u64 home, unsigned int nr, u64 keep)
 {
@@ -85,7 +110,9 @@ static void release_slots(struct nswap2l *nc)
 
 	while ((bio = bio_list_pop(&waiters)))
 		defer_bio(nc, bio);
-	nswap2l_release_free(nc, &batch);
+	waiters = nswap2l_release_free(nc, &batch);
+	while ((bio = bio_list_pop(&waiters)))
+		defer_bio(nc, bio);
 }
 
 /*
@@ -357,6 +384,14 @@ reserved:
 	for (;;) {
 		r = nswap2l_map_place(nc, nb->page, nr, nswap2l_run_home(nc, old_home, handled),
 				      0, &entry);
+		if (r == -ENOSPC && !handled) {
+			queue_release(nc, 0, 0, 0);	/* nothing to release yet */
+			if (wait_for_space(nc, bio))
+				return true;
+			atomic64_inc(&nc->nospace_errors);
+			bio->bi_status = BLK_STS_NOSPC;
+			return false;
+		}
 		if (r == -ENOSPC) {
 			atomic64_inc(&nc->nospace_errors);
 			bio->bi_status = BLK_STS_NOSPC;
@@ -569,6 +604,7 @@ int nswap2l_bio_map(struct nswap2l *nc, struct dm_target *ti, struct bio *bio)
 	nb->epoch = NSWAP2L_NO_EPOCH;
 	nb->profiled_tier = NSWAP2L_NR_TIERS;
 	nb->read_tries = 0;
+	nb->space_waits = 0;
 	nb->give_up = false;
 	nb->held_reroute = false;
 	nb->fault_parked = false;

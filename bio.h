@@ -15,6 +15,7 @@ struct nswap2l_bio {
 	u8 profiled_tier;	/* the tier it is counted in flight on */
 	u8 epoch;		/* for end_io */
 	u8 read_tries;		/* failed reads: the next goes to another copy */
+	u8 space_waits;		/* refused writes: times it waited for slots freed */
 	bool give_up;		/* failed for good: end_io completes it */
 	bool held_reroute;	/* fault injection: held on its way to reroute_write() */
 	bool fault_parked;	/* fault injection: parked once in reroute_write() */

@@ -70,6 +70,7 @@ int nswap2l_map_init(struct nswap2l *nc, u64 nr_pages, struct dm_target *ti)
 	mutex_init(&map->inflight.wait_mutex);
 	spin_lock_init(&map->releases.lock);
 	bio_list_init(&map->releases.waiters);
+	bio_list_init(&map->releases.space_waiters);
 	map->entries = alloc_entries(nr_pages, ti);
 	if (!map->entries)
 		return -ENOMEM;
@@ -418,24 +419,50 @@ struct bio_list nswap2l_release_take(struct nswap2l_map *map, struct nswap2l_rel
 			i++;	/* reserved, not filled yet */
 		}
 	}
+	rel->freeing = batch->nr;
 	waiters = rel->waiters;
 	bio_list_init(&rel->waiters);
 	spin_unlock_irq(&rel->lock);
 	return waiters;
 }
 
-void nswap2l_release_free(struct nswap2l *nc, struct nswap2l_release_batch *batch)
+bool nswap2l_release_park_for_space(struct nswap2l_map *map, struct bio *bio)
 {
+	struct nswap2l_releases *rel = &map->releases;
+	unsigned long flags;
+	unsigned int i;
+	bool coming;
+
+	spin_lock_irqsave(&rel->lock, flags);
+	coming = rel->freeing;
+	for (i = 0; i < rel->nr_runs && !coming; i++)
+		coming = rel->runs[i].nr;
+	if (coming)
+		bio_list_add(&rel->space_waiters, bio);
+	spin_unlock_irqrestore(&rel->lock, flags);
+	return coming;
+}
+
+struct bio_list nswap2l_release_free(struct nswap2l *nc, struct nswap2l_release_batch *batch)
+{
+	struct nswap2l_releases *rel = &nc->map.releases;
+	struct bio_list space_waiters = BIO_EMPTY_LIST;
 	unsigned int i, page;
 
 	if (!batch->nr)
-		return;
+		return space_waiters;
 	nswap2l_inflight_wait(&nc->map.inflight);
 	for (i = 0; i < batch->nr; i++)
 		for (page = 0; page < batch->runs[i].nr; page++)
 			if (page >= 64 || !(batch->runs[i].keep & BIT_ULL(page)))
 				nswap2l_free_home(nc, nswap2l_run_home(nc, batch->runs[i].home, page),
 						  true);
+	spin_lock_irq(&rel->lock);
+	rel->freeing = false;
+	space_waiters = rel->space_waiters;
+	bio_list_init(&rel->space_waiters);
+	spin_unlock_irq(&rel->lock);
+	return space_waiters;
 }
 
 static void release_freed_slots(struct nswap2l *nc)

@@ -40,14 +40,17 @@ void nswap2l_flush_releases(struct nswap2l *nc);
  * The release queue.  A writer reserves a place before it replaces an entry
  * (false: full), then fills it with the old home's run, or gives it back
  * (@nr == 0).  A refused write that found it full parks on the waiters
- * (false) or may go on at once (true).  The discard worker takes the filled
- * runs and the waiters, sends the waiters on, then frees the runs.
+ * (false) or may go on at once (true).  A refused write that found no tier
+ * with room parks on the space waiters (true) while runs are queued or
+ * being freed.  The discard worker takes the filled runs and the waiters,
+ * sends the waiters on, frees the runs, and returns the space waiters.
  */
 bool nswap2l_release_reserve(struct nswap2l_map *map);
 bool nswap2l_release_park(struct nswap2l_map *map, struct bio *bio);
+bool nswap2l_release_park_for_space(struct nswap2l_map *map, struct bio *bio);
 void nswap2l_release_fill(struct nswap2l_map *map, u64 home, unsigned int nr, u64 keep);
 struct bio_list nswap2l_release_take(struct nswap2l_map *map, struct nswap2l_release_batch *batch);
-void nswap2l_release_free(struct nswap2l *nc, struct nswap2l_release_batch *batch);
+struct bio_list nswap2l_release_free(struct nswap2l *nc, struct nswap2l_release_batch *batch);
 /*
  * Give the pages from @page, at most @nr, new homes in one run (on no tier
  * of the mask @skip), replacing the entries whose homes are the run at

@@ -51,6 +51,9 @@ struct nswap2l_releases {
 	struct nswap2l_release runs[NSWAP2L_RELEASE_RUNS];
 	unsigned int nr_runs;
 	struct bio_list waiters;	/* refused writes waiting for room */
+	/* refused writes that found no tier with room, until the runs taken are freed */
+	struct bio_list space_waiters;
+	bool freeing;			/* the discard worker took runs it has not freed */
 	/* Slots cleared by discard, awaiting the in-flight wait; discard worker only. */
 	u64 *freed[NSWAP2L_NR_TIERS];
 	unsigned int nr_freed[NSWAP2L_NR_TIERS];
