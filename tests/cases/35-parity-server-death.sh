@@ -67,7 +67,11 @@ wait_until 60 nsw "server pages held at most 2.5 per page" cleaned
 assert_gt "$(nsw_moved nsw)" 0 "pages moved by the cleaner"
 log "held after overwrites and cleaning: $(held_sum)"
 blkdiscard $DEV || die "blkdiscard"
-assert_eq "$(held_sum)" 0 "server pages held after a discard of everything"
+# the discard makes groups half stale, which starts a clean pass: pages it
+# was moving when the discard reached them are freed once their moves end
+# (CI: 28 server pages right after blkdiscard)
+no_held() { [ "$(held_sum)" -eq 0 ]; }
+wait_until 30 nsw "no server page held after a discard of everything" no_held
 
 # 2. SIGKILL a server in the middle of fio's random writes
 kill_during_fio nsw $DEV $PAGES 1 7
