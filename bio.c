@@ -384,16 +384,7 @@ reserved:
 	for (;;) {
 		r = nswap2l_map_place(nc, nb->page, nr, nswap2l_run_home(nc, old_home, handled),
 				      0, &entry);
-		if (r == -ENOSPC && !handled) {
-			queue_release(nc, 0, 0, 0);	/* nothing to release yet */
-			if (wait_for_space(nc, bio))
-				return true;
-			atomic64_inc(&nc->nospace_errors);
-			bio->bi_status = BLK_STS_NOSPC;
-			return false;
-		}
 		if (r == -ENOSPC) {
-			atomic64_inc(&nc->nospace_errors);
 			bio->bi_status = BLK_STS_NOSPC;
 			break;
 		}
@@ -457,6 +448,11 @@ reserved:
 	}
 	/* Part of the pages may have reached the old homes. */
 	queue_release(nc, old_home, handled, keep);
+	if (bio->bi_status == BLK_STS_NOSPC) {
+		if (!handled && wait_for_space(nc, bio))
+			return true;
+		atomic64_inc(&nc->nospace_errors);
+	}
 	if (bio->bi_status || !entry)
 		return false;
 	nb->tier = nswap2l_entry_tier(entry);
