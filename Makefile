@@ -14,6 +14,7 @@
 #   make deps                 install the Debian packages the tests need (QEMU, and the
 #                             headers of the guests' kernels, not the running kernel's)
 #   make dkms-install         copy the module's sources to /usr/src and dkms install them
+#   make man                  the manual pages, in build/man (man -l build/man/nswapd.8)
 #   make build-check          W=1 -Werror builds for Debian 12's 6.1 and 6.12
 #                             (make test builds the same way: a warning fails it)
 
@@ -29,7 +30,7 @@ DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 DKMS_SRC ?= /usr/src/dm-nswap2l-$(DKMS_VERSION)
 DKMS_SOURCES := Kbuild dkms.conf $(filter-out %.mod.c,$(wildcard *.c *.h policy/*.c policy/*.h include/uapi/linux/*.h))
 
-.PHONY: all module build-check deps test demo bench dkms-source dkms-install clean help
+.PHONY: all module build-check deps test demo bench dkms-source dkms-install man clean help
 
 all: module
 
@@ -88,5 +89,10 @@ clean:
 	$(MAKE) -C tools clean
 	rm -rf build
 
+# nswapd(8) and nswap2l(8) are made from the programs' --help
+man:
+	$(MAKE) -C tools/nswapd nswapd
+	man/make-man --out build/man
+
 help:
-	@sed -n '3,17s/^# \{0,1\}//p' Makefile
+	@sed -n '3,19s/^# \{0,1\}//p' Makefile

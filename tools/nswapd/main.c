@@ -28,7 +28,6 @@
 #include "status.h"
 #include "util.h"
 
-#define NSWAPD_VERSION "0.1"
 #define STATUS_DIR "/run/nswapd"
 #define DEFAULT_RESERVE (64ull << 20)
 #define DEFAULT_GRACE_S 60

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from . import config, device, recorder, table
+from . import __version__, config, device, recorder, table
 from .device import Failure
 
 EXIT_CODES = """exit status:
@@ -404,12 +404,16 @@ def cmd_trace(args):
 
 # ---- the parser -----------------------------------------------------------------
 
+DEVICE_HELP = "the device: /dev/mapper/NAME"
+
+
 def build_parser():
     top = argparse.ArgumentParser(
         prog="nswap2l", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Create, watch, tune and trace dm-nswap2l devices (one block device "
                     "over Network RAM, flash and disk).",
         epilog=EXIT_CODES)
+    top.add_argument("--version", action="version", version=f"nswap2l {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name, func, help_text, epilog=None):
@@ -435,7 +439,7 @@ def build_parser():
                 "  nswap2l create nswap --netram 10.0.0.21:7000,10.0.0.22:7000 "
                 "--key-file /etc/nswap2l/web1.key \\\n"
                 "      --client web1 --flash /dev/nvme0n1p3 --disk /dev/sdb2 --prefetch lrs --swap")
-    p.add_argument("name", metavar="NAME", help="the device: /dev/mapper/NAME")
+    p.add_argument("name", metavar="NAME", help=DEVICE_HELP)
     p.add_argument("--config", metavar="FILE", help="read the settings from FILE first")
     p.add_argument("--netram", metavar="H:P,...",
                    help="Network RAM servers (nswapd): IPv4:PORT or HOST:PORT, a HOST "
@@ -470,34 +474,35 @@ def build_parser():
     p.add_argument("--print-table", action="store_true", help="print the table line, load nothing")
 
     p = command("remove", cmd_remove, "swapoff (if swap) and remove a device")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help=DEVICE_HELP)
 
     p = command("status", cmd_status, "tiers, servers and counters of devices (default: all)")
-    p.add_argument("names", metavar="NAME", nargs="*")
+    p.add_argument("names", metavar="NAME", nargs="*", help="the devices to show (default: every nswap2l device)")
     p.add_argument("--json", action="store_true", help="machine-readable")
     p.add_argument("--watch", metavar="S", nargs="?", const=str(DEFAULT_WATCH_SECONDS),
                    help=f"refresh every S seconds (default {DEFAULT_WATCH_SECONDS:g})")
 
     p = command("servers", cmd_servers, "list, add or remove Network RAM servers",
                 "remove drains the server: its pages move elsewhere in the background.")
-    p.add_argument("name", metavar="NAME")
-    p.add_argument("action", nargs="?", choices=("add", "remove"))
-    p.add_argument("server", metavar="H:P", nargs="?")
+    p.add_argument("name", metavar="NAME", help=DEVICE_HELP)
+    p.add_argument("action", nargs="?", choices=("add", "remove"),
+                   help="add or remove a server (none: list them)")
+    p.add_argument("server", metavar="H:P", nargs="?", help="the server: IPv4:PORT or HOST:PORT")
 
     p = command("prefetch", cmd_prefetch, "show or set prefetching (through sysfs)")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help=DEVICE_HELP)
     p.add_argument("policy", metavar="POLICY", nargs="?",
                    help=f"one of {', '.join(table.PREFETCH_POLICIES)}")
     p.add_argument("--when", metavar="WHEN", help="pays[:P] (default), always, swapping or idle[:N]")
     p.add_argument("--amount", metavar="AMOUNT", help="written:P[:CAP], held:P[:CAP] or free:P[:CAP]")
     p.add_argument("--interval", metavar="MS", help="milliseconds between wake-ups")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the settings and counters as JSON")
 
     p = command("profile", cmd_profile, "read/write concurrency histograms")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help=DEVICE_HELP)
     p.add_argument("--reset", action="store_true", help="start the profile again")
     p.add_argument("--plot", metavar="PNG", help="also draw the histograms")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the histograms as JSON")
 
     p = command("trace", cmd_trace, "record the device's I/O with blktrace and analyse it",
                 "Writes to --out DIR: summary.txt, summary.json and access-map.png (page or swap\n"
@@ -509,7 +514,7 @@ def build_parser():
                 "the recording stops when --out runs short of space, and the command writes the\n"
                 "summary of what it recorded and exits with status 1.  Memory grows with the\n"
                 "bios recorded, up to --max-bios (the README says what a million bios cost).")
-    p.add_argument("name", metavar="NAME", nargs="?")
+    p.add_argument("name", metavar="NAME", nargs="?", help=DEVICE_HELP + " (none with --from)")
     p.add_argument("--seconds", metavar="N", type=int, help="how long to record")
     p.add_argument("--out", metavar="DIR",
                    help="output directory (default: a new one here; with --from, FILE's own)")
