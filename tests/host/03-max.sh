@@ -2,7 +2,8 @@
 # --max: PUTs of new pages beyond it get NOSPC (all or nothing), overwrites
 # and FREEs still work, and free_pages in replies goes down as pages are
 # stored and up as they are freed (in steps of 4 pages under a 256-page
-# limit: free_pages is rounded down to limit / 64).
+# limit: free_pages is rounded down to limit / 64).  --reserve P% leaves
+# that share of MemTotal to the machine.
 source "$(dirname "$0")/lib.sh"
 
 make_key k
@@ -44,4 +45,14 @@ probe_ok s "${C[@]}" put 256-265 >/dev/null
 probe_ok s "${C[@]}" get 256-265 >/dev/null
 probe_ok s "${C[@]}" --expect nospc put 266 >/dev/null
 stop_server s
+
+# 25 % of a MemTotal of 1 GiB leaves 256 MiB of the 512 MiB available:
+# 65536 pages to take
+printf 'MemTotal: 1048576 kB\nMemAvailable: 524288 kB\n' >"$WORK/meminfo"
+start_server r --key-file "$WORK/k.key" --memavailable-file "$WORK/meminfo" --reserve 25%
+assert_log r "reserve 256\.0 MiB"
+free_is() { [[ $(stat_field r free_pages) == "$1" ]]; }
+wait_until 5 free_is 65536 ||
+	fail "free pages with --reserve 25% of 1 GiB and 512 MiB available: $(stat_field r free_pages), expected 65536"
+stop_server r
 echo "ok"

@@ -2,7 +2,7 @@
 # Command line: --help, --version, bad options (exit 2 with a message),
 # --stats for people and as JSON, --peer with its --peer-key, a peer
 # that does not answer shown as such,
-# daemon mode, SIGTERM.
+# daemon mode, SIGTERM; the shipped /etc/default/nswapd.
 source "$(dirname "$0")/lib.sh"
 
 "$NSWAPD" --help >"$WORK/help" || fail "--help exit status"
@@ -109,4 +109,19 @@ probe_ok d "${K[@]}" put 1 >/dev/null
 kill -TERM "$pid"
 wait_until 5 test ! -e "/proc/$pid" || fail "daemon did not exit on SIGTERM"
 unset "SERVER_PID[d]"
+
+# The shipped /etc/default/nswapd, as nswapd.service passes it: with
+# NSWAPD_LISTEN not yet set, nswapd says where to set it; set, its
+# NSWAPD_OPTIONS keep a quarter of MemTotal (here 1 GiB) for the machine.
+# shellcheck disable=SC1091
+source "$REPO_DIR/tools/nswapd/nswapd.default"
+status=0
+"$NSWAPD" --foreground --listen "$NSWAPD_LISTEN" "${K[@]}" $NSWAPD_OPTIONS 2>"$WORK/default.err" || status=$?
+((status == 2)) || fail "the default config, NSWAPD_LISTEN unset: exit status $status, expected 2"
+grep -q "set NSWAPD_LISTEN=ADDR:PORT" "$WORK/default.err" ||
+	fail "the default config, NSWAPD_LISTEN unset: $(cat "$WORK/default.err")"
+printf 'MemTotal: 1048576 kB\nMemAvailable: 1048576 kB\n' >"$WORK/meminfo"
+start_server def "${K[@]}" --memavailable-file "$WORK/meminfo" $NSWAPD_OPTIONS
+assert_log def "reserve 256\.0 MiB" "the default config's reserve is not a quarter of 1 GiB"
+stop_server def
 echo "ok"

@@ -30,6 +30,7 @@
 
 #define STATUS_DIR "/run/nswapd"
 #define DEFAULT_RESERVE (64ull << 20)
+#define MAX_RESERVE_PERCENT 90	/* more would leave clients next to nothing */
 #define DEFAULT_GRACE_S 60
 #define MAX_QUOTAS 1024
 #define MAX_COUNT 1000000
@@ -77,7 +78,9 @@ static const char usage_text[] =
 "                          shrinks the server to a lower one (pages to peers,\n"
 "                          then EVICT) and offers the room of a higher one;\n"
 "                          a bad file then keeps the SIZE read before\n"
-"  --reserve SIZE          memory always left to the machine (default 64M)\n"
+"  --reserve SIZE|P%       memory always left to the machine: a SIZE, or P\n"
+"                          percent (1 to 90) of its MemTotal, read at start\n"
+"                          (default 64M)\n"
 "  --clients DIR           one key per client: each file in DIR (except hidden\n"
 "                          ones) is a client, its name the client name, its\n"
 "                          bytes the key (16 to 256); a client can reach only\n"
@@ -210,6 +213,7 @@ struct options {
 	const char *listen, *port_file, *clients_dir, *key_file, *status_socket, *memavailable_file;
 	const char *peer_key_file, *max_file;
 	uint64_t max_pages, reserve_bytes, grace_s;
+	uint64_t reserve_percent;	/* --reserve P%: of MemTotal; 0: reserve_bytes */
 	uint64_t max_connections, max_unauth_per_address, idle_timeout_s, message_timeout_s;
 	uint64_t max_conns_per_client;		/* 0: the default, from the connections that fit */
 	uint64_t max_namespaces_per_client;
@@ -316,7 +320,18 @@ static void parse_options(int argc, char **argv, struct options *opts)
 			opts->max_file = optarg;
 			break;
 		case OPT_RESERVE:
-			opts->reserve_bytes = size_option("reserve", optarg);
+			opts->reserve_percent = 0;
+			if (optarg[0] && optarg[strlen(optarg) - 1] == '%') {
+				char number[16];
+
+				snprintf(number, sizeof(number), "%.*s", (int)strlen(optarg) - 1, optarg);
+				if (parse_uint(number, MAX_RESERVE_PERCENT, &opts->reserve_percent) ||
+				    !opts->reserve_percent)
+					usage_error("--reserve: not a percentage from 1 to %d: '%s'",
+						    MAX_RESERVE_PERCENT, optarg);
+			} else {
+				opts->reserve_bytes = size_option("reserve", optarg);
+			}
 			break;
 		case OPT_CLIENTS:
 			opts->clients_dir = optarg;
@@ -425,6 +440,10 @@ static void parse_options(int argc, char **argv, struct options *opts)
 		return;
 	if (!opts->listen)
 		usage_error("--listen ADDR:PORT is required");
+	/* nswapd.service passes NSWAPD_LISTEN, empty until the admin sets it */
+	if (!opts->listen[0])
+		usage_error("--listen: no address given (nswapd.service: set NSWAPD_LISTEN=ADDR:PORT, "
+			    "this donor's address on the cluster's network, in /etc/default/nswapd)");
 	if (!!opts->clients_dir + !!opts->key_file + opts->insecure > 1)
 		usage_error("--clients, --key-file and --insecure-no-auth exclude each other");
 	if (!opts->clients_dir && !opts->key_file && !opts->insecure)
@@ -656,6 +675,18 @@ int main(int argc, char **argv)
 	cfg.leave_timeout_ms = opts.leave_timeout_ms;
 	log_setup(opts.log_level, false);
 	memwatch_setup(opts.memavailable_file);
+	if (opts.reserve_percent) {
+		uint64_t total;
+		int ret = memwatch_total(&total);
+
+		if (ret) {
+			log_error("--reserve %llu%%: cannot read MemTotal: %s",
+				  (unsigned long long)opts.reserve_percent,
+				  ret == -EINVAL ? "not in the file" : strerror(-ret));
+			return 1;
+		}
+		cfg.reserve_bytes = total / 100 * opts.reserve_percent;
+	}
 
 	listen_fd = net_listen_tcp(&addr, err, sizeof(err));
 	if (listen_fd < 0) {

@@ -81,6 +81,11 @@ static int read_field(const char *path, const char *name, uint64_t *bytes)
 	return err;
 }
 
+int memwatch_total(uint64_t *bytes)
+{
+	return read_field(override_file ? override_file : "/proc/meminfo", "MemTotal:", bytes);
+}
+
 /* Reads a file holding one number, or "max" (MEM_UNKNOWN); 0 or -errno. */
 static int read_number(const char *path, uint64_t *value)
 {

@@ -32,5 +32,7 @@ struct mem_sample {
  */
 void memwatch_setup(const char *memavailable_file);
 void memwatch_sample(struct mem_sample *sample);
+/* MemTotal (of the memavailable_file when given): 0, or -errno (-EINVAL: none). */
+int memwatch_total(uint64_t *bytes);
 
 #endif
