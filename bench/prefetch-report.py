@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Table (Markdown, stdout) and plot (prefetch.png) of a bench/prefetch run.
 
-Reads DIR/speeds (calibration and flash delay of each boot, written by
+Reads DIR/speeds (calibration and flash latency of each boot, written by
 bench/prefetch), DIR/calibrate.log and DIR/speed-<label>.log (guest consoles
 with "@@BENCH prefetch ..." lines).
 """
@@ -191,10 +191,12 @@ def main():
        " to by WL2 alone, the module's profile; %s µs for 4 KiB psync QD1 random reads), flash disk **%s µs**"
        " (4 KiB psync QD1 random reads)." % (fmt(netram_us, "%.0f"), fmt(num(cal.get("netram_qd1_us")), "%.0f"),
                                               fmt(flash_us, "%.0f")))
-    pr("The flash of each speed boot is the disk behind `dm-latency` (bench/latency/dm-latency.c), which")
-    pr("delays every read and write by `f x netram_us - flash_us` before the disk sees it, at any queue")
-    pr("depth.  Network RAM's latency still moves with the load (its requests cost the emulated CPU),")
-    pr("so the ratio the runs had is the one in the last column: the flash read latency the module")
+    pr("The flash of each speed boot is the disk behind `dm-latency` (bench/latency/dm-latency.c) in its")
+    pr("`total` mode: every read and write takes `f x netram_us` from its arrival to its completion, at")
+    pr("any queue depth; the wait before the disk follows the latencies measured, so the disk's own,")
+    pr("which grows with the guest's load, does not add to it (the column \"wait\": its read wait at the")
+    pr("end of each run, median).  Network RAM's latency still moves with the load (its requests cost")
+    pr("the emulated CPU), so the ratio the runs had is the one in the last column: the flash read latency the module")
     pr("measured during the runs (profile")
     pr("`flash_read_mean_us`, median over the policies that read from flash) next to Network RAM's")
     pr("(`netram_read_mean_us`).  The swap-ins column of each workload table counts the reads from")
@@ -207,19 +209,20 @@ def main():
     pr("Control's wall time for the whole workload (median over the rounds).  It leaves out the")
     pr("moves themselves, which run beside the workload on the guest's second vCPU.")
     pr("")
-    pr("| flash speed | target µs | delay µs | note | measured flash / Network RAM read µs during the runs |")
+    pr("| flash speed | target µs | wait µs | note | measured flash / Network RAM read µs during the runs |")
     pr("|---|---:|---:|---|---|")
     for sp in speeds:
         t = num(sp.get("target_us"))
         note = ""
         if flash_us is not None and t is not None and flash_us >= t:
-            note = "the disk (%.0f µs) is already slower than the target: no delay" % flash_us
+            note = "the disk (%.0f µs) is already slower than the target: no wait" % flash_us
+        wait = med([stat(sp["label"], wl, p, "flash_wait_us") for wl in WLS + ["scarce"] for p in POLICIES])
         fr = med([stat(sp["label"], wl, p, "flash_read_us") for wl in WLS + ["scarce"] for p in POLICIES
                   if p != "none" if (stat(sp["label"], wl, p, "flash_reads") or 0) > 0])
         nr = med([stat(sp["label"], wl, p, "netram_read_us") for wl in WLS + ["scarce"] for p in POLICIES])
         if not data.get(sp["label"]):
             note = (note + "; " if note else "") + "boot produced no results"
-        pr("| %s | %s | %s | %s | %s / %s |" % (sp["label"], fmt(t, "%.0f"), sp.get("delay_us", "–"), note,
+        pr("| %s | %s | %s | %s | %s / %s |" % (sp["label"], fmt(t, "%.0f"), fmt(wait, "%.0f"), note,
                                                 fmt(fr, "%.0f"), fmt(nr, "%.0f")))
     pr("")
 
@@ -258,13 +261,15 @@ def main():
             pr("")
             pr("| policy | hot passes s, median (min–max) | vs Control (policy / Control, < 1: faster)"
                " | swap-ins, thousands | µs per swap-in, median (min–max) | µs per swapped page"
-               " | Network RAM share of swap-ins | Network RAM / flash read µs | pages prefetched |")
-            pr("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+               " | Network RAM share of swap-ins | Network RAM / flash read µs | pages prefetched"
+               " | swap readahead pages (hits), thousands |")
+            pr("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
             for p in POLICIES:
                 if not data[label].get(("scarce", p)):
                     continue
                 ins = stat(label, "scarce", p, "swapins")
-                pr("| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |" % (
+                ra, hit = stat(label, "scarce", p, "swap_ra"), stat(label, "scarce", p, "swap_ra_hit")
+                pr("| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s (%s) |" % (
                     "none (Control)" if p == "none" else p, spread(label, "scarce", p, "secs"),
                     fmt(ratio(label, "scarce", p), "%.3f"), fmt(ins / 1000 if ins is not None else None),
                     spread(label, "scarce", p, "us_per_swapin", "%.0f"),
@@ -272,7 +277,8 @@ def main():
                     fmt(stat(label, "scarce", p, "netram_share"), "%.2f"),
                     fmt(stat(label, "scarce", p, "netram_read_us"), "%.0f"),
                     fmt(stat(label, "scarce", p, "flash_read_us"), "%.0f"),
-                    fmt(stat(label, "scarce", p, "prefetched"), "%.0f") if p != "none" else "–"))
+                    fmt(stat(label, "scarce", p, "prefetched"), "%.0f") if p != "none" else "–",
+                    fmt(ra / 1000 if ra is not None else None), fmt(hit / 1000 if hit is not None else None)))
             pr("")
 
     # ---- goals ----

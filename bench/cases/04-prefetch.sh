@@ -1,8 +1,8 @@
 # Prefetching from Network RAM to flash (Nswap2L's Tables IV, V, VI and
 # VIII): swap on nswap2l over one nswapd (Network RAM) plus a flash disk
-# whose latency the host sets (bench/prefetch delays each of its I/Os with
-# dm-latency so that its read latency is a chosen multiple of Network RAM's
-# under swap).  Per
+# whose latency the host sets (bench/prefetch holds each of its I/Os in
+# dm-latency until it has taken a chosen multiple of Network RAM's read
+# latency under swap).  Per
 # workload and policy (Control = none, rr, random, lrs, mrs, auto), a new
 # device with prefetch=<policy>,amount=written:10,interval=100: runtime,
 # flash reads per prefetched page, average read parallelism.  WL1: memcheck
@@ -15,7 +15,8 @@
 # 3/4 of MemAvailable); a cold process fills MemAvailable and stops, a hot one
 # fills 5/4 of it (so its own passes swap) and stops; then only the hot
 # passes (verify + 50 % rewrite) are timed, with the swap-ins per tier
-# (profile) and /proc/vmstat's pswpin/pswpout over them: Control's Network
+# (profile) and /proc/vmstat's pswpin/pswpout (and the readahead among the
+# swap-ins: swap_ra, swap_ra_hit) over them: Control's Network
 # RAM holds what was written first (cold), a policy moving cold pages keeps
 # the hot ones there.  Its policies run with BENCH_PREFETCH_SCARCE_OPTS
 # (default amount=free:25,interval=100).  Run it through bench/prefetch,
@@ -59,14 +60,20 @@ qd1_read_us() {
 	awk -F';' '{ if ($8 > 0) printf "%.0f\n", 1e6 / $8; else print "-" }' /tmp/cal.out
 }
 
-# The flash: every I/O waits BENCH_FLASH_DELAY_US more than the disk's own
-# (dm-latency, built by bench/prefetch), whatever the queue depth.
-if [ -n "${BENCH_FLASH_DELAY_US:-}" ]; then
+# The flash: every I/O takes BENCH_FLASH_TOTAL_US from its arrival to its
+# completion (dm-latency's "total", built by bench/prefetch), whatever the
+# queue depth and the load.
+if [ -n "${BENCH_FLASH_TOTAL_US:-}" ]; then
 	modprobe dm-latency || die "modprobe dm-latency (bench/prefetch passes it with --extra-module)"
-	dm_create flashlat "0 $(blockdev --getsz "$FLASH") latency $FLASH $BENCH_FLASH_DELAY_US $BENCH_FLASH_DELAY_US" ||
+	dm_create flashlat "0 $(blockdev --getsz "$FLASH") latency $FLASH $BENCH_FLASH_TOTAL_US $BENCH_FLASH_TOTAL_US total" ||
 		die "create the delayed flash"
 	FLASH=/dev/mapper/flashlat
 fi
+# flash_wait_us: the read wait dm-latency has settled on ("-" without it)
+flash_wait_us() {
+	[ -e /dev/mapper/flashlat ] || { echo -; return 0; }
+	dmsetup status flashlat | awk '{ print $4 }'
+}
 
 SPEED=${BENCH_PREFETCH_SPEED:-native}
 POLICIES=$(echo "${BENCH_PREFETCH_POLICIES:-none,rr,random,lrs,mrs,auto}" | tr , ' ')
@@ -127,11 +134,13 @@ workload() {
 		# only the hot passes count: tiers' reads and swap traffic from here
 		echo reset >/sys/kernel/nswap2l/pf/profile || die "profile reset"
 		in0=$(vmstat_count pswpin) out0=$(vmstat_count pswpout)
+		ra0=$(vmstat_count swap_ra) rahit0=$(vmstat_count swap_ra_hit)
 		t0=$(now_cs)
 		kill -CONT $hot
 		wait $hot || { cat /tmp/mc2.out; die "memcheck scarce hot"; }
 		SECS=$(awk -v a="$t0" -v b="$(now_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }')
 		SWAPINS=$(($(vmstat_count pswpin) - in0)) SWAPOUTS=$(($(vmstat_count pswpout) - out0))
+		SWAP_RA=$(($(vmstat_count swap_ra) - ra0)) SWAP_RA_HIT=$(($(vmstat_count swap_ra_hit) - rahit0))
 		kill -KILL $cold
 		wait $cold 2>/dev/null || true ;;
 	*) die "unknown workload '$1' in BENCH_PREFETCH_WLS" ;;
@@ -199,6 +208,7 @@ run_one() { # wl policy round
 	fi
 	cat /sys/kernel/nswap2l/pf/prefetch/stats >/tmp/pf.stats 2>/dev/null || : >/tmp/pf.stats
 	cat /sys/kernel/nswap2l/pf/profile >/tmp/pf.prof || die "read profile"
+	wait_us=$(flash_wait_us)	# before swapoff reads everything back
 	swapoff $DEV || die "swapoff"
 	if [ "$1" = scarce ]; then
 		nr=$(kv /tmp/pf.prof netram_reads) fr=$(kv /tmp/pf.prof flash_reads)
@@ -209,6 +219,7 @@ run_one() { # wl policy round
 			"netram_reads=$nr flash_reads=$fr" \
 			"netram_read_us=$(kv /tmp/pf.prof netram_read_mean_us) flash_read_us=$(kv /tmp/pf.prof flash_read_mean_us)" \
 			"prefetched=$(kv /tmp/pf.stats prefetched) reads_per_prefetch=$(kv /tmp/pf.stats reads_per_prefetch)" \
+			"swap_ra=$SWAP_RA swap_ra_hit=$SWAP_RA_HIT flash_wait_us=$wait_us" \
 			"choice=$(kv /tmp/pf.stats choice) netram_mb=$NETRAM_MB cold_mb=$COLD_MB hot_mb=$HOT_MB round=$3"
 	else
 		echo "@@BENCH prefetch speed=$SPEED wl=$1 policy=$2 secs=$SECS prefetched=$(kv /tmp/pf.stats prefetched)" \
@@ -217,7 +228,7 @@ run_one() { # wl policy round
 			"reads_per_prefetch=$(kv /tmp/pf.stats reads_per_prefetch) read_par=$(kv /tmp/pf.prof read_parallelism)" \
 			"netram_read_us=$(kv /tmp/pf.prof netram_read_mean_us) flash_read_us=$(kv /tmp/pf.prof flash_read_mean_us)" \
 			"netram_reads=$(kv /tmp/pf.prof netram_reads) flash_reads=$(kv /tmp/pf.prof flash_reads)" \
-			"choice=$(kv /tmp/pf.stats choice) region_mb=$MB round=$3"
+			"flash_wait_us=$wait_us choice=$(kv /tmp/pf.stats choice) region_mb=$MB round=$3"
 	fi
 	dm_remove pf || die "remove"
 	blkdiscard "$FLASH" 2>/dev/null || true

@@ -3,7 +3,14 @@
  * dm-latency: a benchmark's emulated flash.  Each bio waits a fixed time,
  * set in microseconds per direction, before it goes to the device below:
  *
- *   <start> <len> latency <device> <read_us> <write_us>
+ *   <start> <len> latency <device> <read_us> <write_us> [total]
+ *
+ * With "total", read_us and write_us are the latency each read or write
+ * should see from its arrival here to its completion, and the wait before
+ * submission follows the completions measured: the device below slows
+ * with the guest's load (its emulation costs the same CPU as the
+ * workload), so a fixed wait on top of it gave a flash 35 % slower under
+ * swap than the one calibrated at rest.
  *
  * Why not dm-delay: it counts in milliseconds, too coarse against the
  * 0.5-2 ms reads it stands beside.  Why not QEMU's throttle: it is a rate
@@ -23,17 +30,42 @@
 struct latency_c {
 	struct dm_dev *dev;
 	u64 delay_ns[2];		/* by bio_data_dir(): READ, WRITE */
+	u64 total_ns[2];		/* "total": latency to keep, else 0 */
 	spinlock_t lock;
-	/* Per direction in arrival order, so in deadline order too. */
+	/*
+	 * Per direction in arrival order, so in deadline order too, but for
+	 * the steps of "total": a bio then waits for the one before it.
+	 */
 	struct bio_list waiting[2];
 	struct hrtimer timer;		/* at the earliest deadline */
 	struct workqueue_struct *wq;
 	struct work_struct submit;
 };
 
+struct latency_io {
+	ktime_t arrival;
+	ktime_t deadline;
+};
+
 static ktime_t *deadline_of(struct bio *bio)
 {
-	return dm_per_bio_data(bio, sizeof(ktime_t));
+	return &((struct latency_io *)dm_per_bio_data(bio, sizeof(struct latency_io)))->deadline;
+}
+
+/*
+ * "total": moves the wait by 1/16 of the gap between the latency a bio saw
+ * and the one to keep, so that the mean settles on it (an integral
+ * controller; one bio's jitter moves it little).  Two CPUs may lose one
+ * of their steps: it only slows the settling.
+ */
+#define LATENCY_GAIN_SHIFT 4
+
+static void latency_follow(struct latency_c *lc, int dir, ktime_t seen)
+{
+	s64 delay = READ_ONCE(lc->delay_ns[dir]);
+
+	delay += ((s64)lc->total_ns[dir] - ktime_to_ns(seen)) >> LATENCY_GAIN_SHIFT;
+	WRITE_ONCE(lc->delay_ns[dir], clamp_t(s64, delay, 0, lc->total_ns[dir]));
 }
 
 /* The earliest deadline waiting, or 0. */
@@ -99,10 +131,13 @@ static int latency_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct latency_c *lc;
 	unsigned int us[2];
+	bool total = false;
 	int dir, ret;
 
-	if (argc != 3) {
-		ti->error = "expected <device> <read_us> <write_us>";
+	if (argc == 4 && !strcmp(argv[3], "total"))
+		total = true;
+	else if (argc != 3) {
+		ti->error = "expected <device> <read_us> <write_us> [total]";
 		return -EINVAL;
 	}
 	if (kstrtouint(argv[1], 10, &us[READ]) || kstrtouint(argv[2], 10, &us[WRITE])) {
@@ -118,6 +153,8 @@ static int latency_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	spin_lock_init(&lc->lock);
 	for (dir = READ; dir <= WRITE; dir++) {
 		lc->delay_ns[dir] = (u64)us[dir] * NSEC_PER_USEC;
+		if (total)
+			lc->total_ns[dir] = lc->delay_ns[dir];
 		bio_list_init(&lc->waiting[dir]);
 	}
 	hrtimer_init(&lc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
@@ -137,7 +174,7 @@ static int latency_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
-	ti->per_io_data_size = sizeof(ktime_t);
+	ti->per_io_data_size = sizeof(struct latency_io);
 	return 0;
 bad:
 	latency_dtr(ti);
@@ -147,17 +184,20 @@ bad:
 static int latency_map(struct dm_target *ti, struct bio *bio)
 {
 	struct latency_c *lc = ti->private;
+	struct latency_io *io = dm_per_bio_data(bio, sizeof(*io));
 	int dir = bio_data_dir(bio);
+	u64 delay = READ_ONCE(lc->delay_ns[dir]);
 	unsigned long flags;
 	ktime_t first;
 
+	io->arrival = ktime_get();
 	bio_set_dev(bio, lc->dev->bdev);
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	if (!lc->delay_ns[dir])
+	if (!delay)
 		return DM_MAPIO_REMAPPED;
 
-	*deadline_of(bio) = ktime_add_ns(ktime_get(), lc->delay_ns[dir]);
+	io->deadline = ktime_add_ns(io->arrival, delay);
 	spin_lock_irqsave(&lc->lock, flags);
 	first = earliest(lc);
 	bio_list_add(&lc->waiting[dir], bio);
@@ -165,6 +205,18 @@ static int latency_map(struct dm_target *ti, struct bio *bio)
 		hrtimer_start(&lc->timer, *deadline_of(bio), HRTIMER_MODE_ABS);
 	spin_unlock_irqrestore(&lc->lock, flags);
 	return DM_MAPIO_SUBMITTED;
+}
+
+static int latency_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct latency_c *lc = ti->private;
+	struct latency_io *io = dm_per_bio_data(bio, sizeof(*io));
+	enum req_op op = bio_op(bio);
+
+	if (lc->total_ns[bio_data_dir(bio)] && !*error &&
+	    (op == REQ_OP_READ || op == REQ_OP_WRITE))
+		latency_follow(lc, bio_data_dir(bio), ktime_sub(ktime_get(), io->arrival));
+	return DM_ENDIO_DONE;
 }
 
 static void latency_status(struct dm_target *ti, status_type_t type,
@@ -175,11 +227,17 @@ static void latency_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		result[0] = '\0';
+		/* the waits now (with "total", where they have settled) */
+		DMEMIT("%llu %llu", READ_ONCE(lc->delay_ns[READ]) / NSEC_PER_USEC,
+		       READ_ONCE(lc->delay_ns[WRITE]) / NSEC_PER_USEC);
 		break;
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %llu %llu", lc->dev->name, lc->delay_ns[READ] / NSEC_PER_USEC,
-		       lc->delay_ns[WRITE] / NSEC_PER_USEC);
+		if (lc->total_ns[READ] || lc->total_ns[WRITE])
+			DMEMIT("%s %llu %llu total", lc->dev->name, lc->total_ns[READ] / NSEC_PER_USEC,
+			       lc->total_ns[WRITE] / NSEC_PER_USEC);
+		else
+			DMEMIT("%s %llu %llu", lc->dev->name, lc->delay_ns[READ] / NSEC_PER_USEC,
+			       lc->delay_ns[WRITE] / NSEC_PER_USEC);
 		break;
 	default:
 		result[0] = '\0';
@@ -196,11 +254,12 @@ static int latency_iterate_devices(struct dm_target *ti, iterate_devices_callout
 
 static struct target_type latency_target = {
 	.name = "latency",
-	.version = {1, 0, 0},
+	.version = {1, 1, 0},
 	.module = THIS_MODULE,
 	.ctr = latency_ctr,
 	.dtr = latency_dtr,
 	.map = latency_map,
+	.end_io = latency_end_io,
 	.status = latency_status,
 	.iterate_devices = latency_iterate_devices,
 };

@@ -16,7 +16,7 @@
 # Dynamically linked tools copied to the tools disk (name -> looked up in PATH).
 TOOLS_BINARIES=(dmsetup fio mke2fs mkfs.ext4 e2fsck tune2fs dumpe2fs mkswap swapon swapoff
 	blkdiscard fstrim losetup blockdev sha256sum dd stress-ng nbd-client blktrace blkparse
-	python3)
+	python3 keyctl)
 # What tools/nswap2l imports beyond the standard library: the plots.
 PYTHON_PROBE='import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
 plt.figure().savefig("/dev/null", format="png")'

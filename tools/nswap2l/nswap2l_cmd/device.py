@@ -5,7 +5,6 @@ line and sysfs files, the kernel keyring, swap, the kernel log."""
 import ctypes
 import errno
 import os
-import platform
 import shutil
 import subprocess
 
@@ -308,38 +307,40 @@ def number_or_text(text):
 
 # ---- keyring: the Network RAM key as a logon key -------------------------------
 
-# (add_key, keyctl) by machine: the keyring calls have no libc wrapper.
-_KEY_SYSCALLS = {"x86_64": (248, 250), "i686": (286, 288), "i386": (286, 288),
-                 "aarch64": (217, 219), "riscv64": (217, 219), "loongarch64": (217, 219),
-                 "armv7l": (309, 311), "ppc64le": (269, 271), "s390x": (278, 280)}
+# The keyring calls have no libc wrapper: libkeyutils (keyctl's library,
+# Debian's libkeyutils1) has them for every architecture.
 _KEY_SPEC_SESSION_KEYRING = -3
 _KEY_SPEC_USER_KEYRING = -4
-_KEYCTL_LINK = 8
-_KEYCTL_SEARCH = 10
-_KEYCTL_INVALIDATE = 21
+_keyutils = None
 
 
-def _keyring_syscall(which, *args):
-    """add_key (which 0) or keyctl (which 1) of this machine."""
-    calls = _KEY_SYSCALLS.get(platform.machine())
-    if not calls:
-        raise OSError(errno.ENOSYS, f"keyring calls unknown on {platform.machine()}")
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    ret = libc.syscall(ctypes.c_long(calls[which]), *args)
+def _keyutils_lib():
+    """libkeyutils.so.1, its calls typed; Failure (exit 5) without it"""
+    global _keyutils
+    if _keyutils is None:
+        try:
+            lib = ctypes.CDLL("libkeyutils.so.1", use_errno=True)
+        except OSError:
+            raise Failure("libkeyutils.so.1 not found (apt-get install libkeyutils1)",
+                          EXIT_MISSING_TOOL) from None
+        serial, text = ctypes.c_int32, ctypes.c_char_p
+        lib.add_key.argtypes = (text, text, ctypes.c_void_p, ctypes.c_size_t, serial)
+        lib.add_key.restype = serial
+        lib.keyctl_link.argtypes = (serial, serial)
+        lib.keyctl_search.argtypes = (serial, text, text, serial)
+        lib.keyctl_invalidate.argtypes = (serial,)
+        for call in (lib.keyctl_link, lib.keyctl_search, lib.keyctl_invalidate):
+            call.restype = ctypes.c_long
+        _keyutils = lib
+    return _keyutils
+
+
+def _checked(ret):
+    """a keyutils call's result, or OSError with its errno"""
     if ret < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
     return ret
-
-
-def _add_key(key_type, description, payload, keyring):
-    return _keyring_syscall(0, key_type, description, payload, ctypes.c_size_t(len(payload)),
-                            keyring)
-
-
-def _keyctl(operation, *args):
-    return _keyring_syscall(1, operation, *args)
 
 
 def key_description(name):
@@ -352,9 +353,11 @@ def load_key(name, key):
     which dmsetup inherits (a systemd service's own keyring is not linked
     to root's user keyring), and linked into root's user keyring, where
     later commands (remove, a reload by hand) find it."""
+    lib = _keyutils_lib()
     try:
-        serial = _add_key(b"logon", key_description(name).encode(), key, _KEY_SPEC_SESSION_KEYRING)
-        _keyctl(_KEYCTL_LINK, ctypes.c_long(serial), _KEY_SPEC_USER_KEYRING)
+        serial = _checked(lib.add_key(b"logon", key_description(name).encode(), key, len(key),
+                                      _KEY_SPEC_SESSION_KEYRING))
+        _checked(lib.keyctl_link(serial, _KEY_SPEC_USER_KEYRING))
         return serial
     except OSError as err:
         raise Failure(f"cannot add the key to the keyring: {err.strerror}", EXIT_FAILED) from None
@@ -365,10 +368,11 @@ def drop_key(name):
     it into this process's session keyring: only a key that the process
     possesses may be invalidated, and a service's own session keyring does
     not reach root's user keyring."""
+    lib = _keyutils_lib()
     try:
-        serial = _keyctl(_KEYCTL_SEARCH, _KEY_SPEC_USER_KEYRING, b"logon",
-                         key_description(name).encode(), _KEY_SPEC_SESSION_KEYRING)
-        _keyctl(_KEYCTL_INVALIDATE, ctypes.c_long(serial))
+        serial = _checked(lib.keyctl_search(_KEY_SPEC_USER_KEYRING, b"logon",
+                                            key_description(name).encode(), _KEY_SPEC_SESSION_KEYRING))
+        _checked(lib.keyctl_invalidate(serial))
     except OSError:
         pass
 
