@@ -75,14 +75,21 @@ dd if=/dev/urandom of=/tmp/data bs=4k count=1024 2>/dev/null
 dd if=/tmp/data of=/dev/mapper/n bs=4k oflag=direct 2>/dev/null || die "write"
 sum=$(sha256sum </tmp/data)
 nswap2l status n --json >/tmp/st.json || die "status --json"
-assert_eq "$(json_get /tmp/st.json 'd[0]["tiers"][0]["tier"], d[0]["tiers"][0]["used"]')" "('netram', 1024)" "netram used (json)"
-assert_eq "$(json_get /tmp/st.json 'd[0]["servers"][0]["held"]')" 1024 "server held (json)"
-assert_eq "$(json_get /tmp/st.json 'd[0]["sectors"]')" "$(dev_sectors /dev/mapper/n)" "sectors (json)"
+assert_eq "$(json_get /tmp/st.json 'd[0]["tiers"][0]["tier"], d[0]["tiers"][0]["used_bytes"]')" "('netram', 4194304)" "netram used (json, bytes)"
+assert_eq "$(json_get /tmp/st.json 'd[0]["servers"][0]["held_bytes"]')" 4194304 "server held (json, bytes)"
+assert_eq "$(json_get /tmp/st.json 'd[0]["size_bytes"]')" "$(($(dev_sectors /dev/mapper/n) * 512))" "size (json, bytes)"
 assert_eq "$(json_get /tmp/st.json 'd[0]["swap"]')" None "swap (json)"
 nswap2l status n >/tmp/st.txt || die "status"
 cat /tmp/st.txt
 grep -Eq "^  netram +4\.0 MiB " /tmp/st.txt || die "status does not show 4.0 MiB used on netram"
 grep -Eq "^  $S0 +up +4\.0 MiB " /tmp/st.txt || die "status does not show the server up holding 4.0 MiB"
+# one row per device, and Prometheus text
+assert_eq "$(nswap2l status n -o name,netram_used,servers --noheadings | tr -s ' ')" "n 4.0 MiB 1/1" "status -o"
+nswap2l status n --prometheus >/tmp/st.prom || die "status --prometheus"
+grep -qx 'nswap2l_tier_used_bytes{device="n",tier="netram"} 4194304' /tmp/st.prom ||
+	die "status --prometheus: $(grep tier_used /tmp/st.prom)"
+grep -qx "nswap2l_server_up{device=\"n\",server=\"$S0\"} 1" /tmp/st.prom ||
+	die "status --prometheus: $(grep server_up /tmp/st.prom)"
 nswap2l status >/tmp/all.txt || die "status of all"
 grep -q "^n: " /tmp/all.txt || die "status without NAME does not list n"
 exits_with 4 "status needs root" as_nobody nswap2l status
@@ -100,7 +107,7 @@ exits_with 2 "argument action: invalid choice" nswap2l servers n drop "$S0"
 nswap2l servers n remove "$S0" || die "servers remove"
 wait_until 60 n "first server drained" sh -c "nswap2l servers n | grep -q '^$S0 removed'"
 nswap2l status n --json >/tmp/st.json
-assert_eq "$(json_get /tmp/st.json '[s["held"] for s in d[0]["servers"]]')" "[0, 1024]" "held after the drain"
+assert_eq "$(json_get /tmp/st.json '[s["held_bytes"] for s in d[0]["servers"]]')" "[0, 4194304]" "held after the drain"
 assert_eq "$(dd if=/dev/mapper/n bs=4k count=1024 iflag=direct 2>/dev/null | sha256sum)" "$sum" "data after the drain"
 
 log "prefetch"

@@ -9,10 +9,12 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 
-from . import __version__, config, device, recorder, table
+from . import __version__, config, device, recorder, report, table
 from .device import Failure
+from .report import human
 
 EXIT_CODES = """exit status:
   0  done
@@ -28,14 +30,6 @@ DEFAULT_WATCH_SECONDS = 2.0
 # status and create mark Network RAM with reliability=none: one donor's
 # loss loses the pages it holds
 NO_REDUNDANCY = "no redundancy"
-
-
-def human(nbytes):
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if nbytes < 1024 or unit == "PiB":
-            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
-        nbytes /= 1024
-    return None
 
 
 def pages(n):
@@ -113,33 +107,27 @@ def cmd_remove(args):
 # ---- status ---------------------------------------------------------------------
 
 def status_record(name):
-    status = device.status_of(name)
-    status["name"] = name
-    if "netram" in status:
-        status["netram"]["no_redundancy"] = status["netram"]["reliability"] == "none"
-    swap = device.swap_entry(name)
-    status["swap"] = ({"size_kib": int(swap[2]), "used_kib": int(swap[3]), "priority": int(swap[4])}
-                      if swap else None)
-    return status
+    return report.record(name, device.status_of(name), device.swap_entry(name))
 
 
 def format_status(st):
-    size = human(st["sectors"] * table.SECTOR)
-    use = (f"swap, priority {st['swap']['priority']}, {human(st['swap']['used_kib'] * 1024)} used"
+    size = human(st["size_bytes"])
+    use = (f"swap, priority {st['swap']['priority']}, {human(st['swap']['used_bytes'])} used"
            if st["swap"] else "not swap")
     out = [f"{st['name']}: {size}, {use}, placement {st['placement']}"]
     out.append(f"  {'tier':<8} {'used':>11} {'capacity':>11} {'use%':>5} "
                f"{'reads':>10} {'writes':>10} {'discards':>10}")
     for t in st["tiers"]:
-        share = f"{100 * t['used'] / t['capacity']:.0f}" if t["capacity"] else "-"
-        out.append(f"  {t['tier']:<8} {pages(t['used']):>11} {pages(t['capacity']):>11} {share:>5} "
-                   f"{t['reads']:>10} {t['writes']:>10} {t['discards']:>10}")
-    if "servers" in st:
+        share = f"{100 * t['used_bytes'] / t['capacity_bytes']:.0f}" if t["capacity_bytes"] else "-"
+        out.append(f"  {t['tier']:<8} {human(t['used_bytes']):>11} {human(t['capacity_bytes']):>11} "
+                   f"{share:>5} {t['read_bytes'] // device.PAGE_SIZE:>10} "
+                   f"{t['written_bytes'] // device.PAGE_SIZE:>10} {t['discarded_bytes'] // device.PAGE_SIZE:>10}")
+    if st["netram"]:
         out.append(f"  {'server':<21} {'state':<10} {'held':>11} {'free':>11} {'inflight':>8} "
                    f"{'errors':>6} {'reconn':>6}")
         for s in st["servers"]:
-            out.append(f"  {s['address']:<21} {s['state']:<10} {pages(s['held']):>11} "
-                       f"{pages(s['free']):>11} {s['inflight']:>8} {s['errors']:>6} {s['reconnects']:>6}")
+            out.append(f"  {s['address']:<21} {s['state']:<10} {human(s['held_bytes']):>11} "
+                       f"{human(s['free_bytes']):>11} {s['inflight']:>8} {s['errors']:>6} {s['reconnects']:>6}")
         n = st["netram"]
         out.append(f"  reliability {n['reliability']}"
                    + (f" ({NO_REDUNDANCY}: a lost server loses its pages)" if n["no_redundancy"] else "")
@@ -148,12 +136,12 @@ def format_status(st):
                    f"{n['refused']} pages refused"
                    + (", recovering" if n["recovering"] else ""))
     p = st["prefetch"]
-    out.append(f"  prefetch {p['prefetch_policy']}: {p['prefetched']} pages moved to flash, "
-               f"{p['prefetched_reads']} read from there, {p['cancelled']} cancelled")
+    out.append(f"  prefetch {p['prefetch_policy']}: {human(p['prefetched_bytes'])} moved to flash, "
+               f"{human(p['prefetched_read_bytes'])} read from there, {p['cancelled']} moves cancelled")
     out.append(f"  in flight when busy: reads {p['read_parallelism']:.2f}, "
                f"writes {p['write_parallelism']:.2f}")
-    out.append(f"  zero reads {st['zero_reads']}, no space {st['nospace_errors']}, "
-               f"rerouted writes {st['rerouted_writes']}, moved pages {st['moved_pages']}")
+    out.append(f"  zero reads {human(st['zero_read_bytes'])}, no space {st['nospace_errors']}, "
+               f"rerouted writes {st['rerouted_writes']}, moved {human(st['moved_bytes'])}")
     return "\n".join(out)
 
 
@@ -182,6 +170,10 @@ def cmd_status(args):
         if args.json:
             # a list however many devices: one shape for scripts
             text = json.dumps(records, indent=2)
+        elif args.prometheus:
+            text = report.prometheus(records).rstrip("\n")
+        elif args.columns:
+            text = report.rows(records, args.columns, headings=not args.noheadings)
         else:
             text = "\n\n".join(format_status(r) for r in records) or "no nswap2l devices"
         if interval is None:
@@ -407,6 +399,13 @@ def cmd_trace(args):
 DEVICE_HELP = "the device: /dev/mapper/NAME"
 
 
+def status_columns(text):
+    try:
+        return report.parse_columns(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{err} (valid: {', '.join(report.COLUMNS)})") from None
+
+
 def build_parser():
     top = argparse.ArgumentParser(
         prog="nswap2l", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -476,9 +475,24 @@ def build_parser():
     p = command("remove", cmd_remove, "swapoff (if swap) and remove a device")
     p.add_argument("name", metavar="NAME", help=DEVICE_HELP)
 
-    p = command("status", cmd_status, "tiers, servers and counters of devices (default: all)")
+    p = command("status", cmd_status, "tiers, servers and counters of devices (default: all)",
+                textwrap.fill("-o takes columns from: " + ", ".join(report.COLUMNS) + " (default: " +
+                              ", ".join(report.DEFAULT_COLUMNS) + ").", 80) + "\n"
+                "--json: a list of records, one per device, every amount of memory or data in\n"
+                "bytes (*_bytes).  --prometheus: node_exporter's textfile collector format, e.g.\n"
+                "  nswap2l status --prometheus > /var/lib/prometheus/node-exporter/nswap2l.prom.$$ &&\n"
+                "  mv /var/lib/prometheus/node-exporter/nswap2l.prom.$$ /var/lib/prometheus/node-exporter/nswap2l.prom")
     p.add_argument("names", metavar="NAME", nargs="*", help="the devices to show (default: every nswap2l device)")
-    p.add_argument("--json", action="store_true", help="machine-readable")
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="machine-readable: one record per device, in bytes")
+    form.add_argument("--prometheus", action="store_true",
+                      help="Prometheus text (metrics in bytes and totals, labelled by device)")
+    form.add_argument("-l", "--list", dest="columns", action="store_const", const=list(report.DEFAULT_COLUMNS),
+                      help="one row per device, with the default columns")
+    form.add_argument("-o", "--options", dest="columns", metavar="COLS", type=status_columns,
+                      help="one row per device, with these columns (comma-separated; +COLS adds them "
+                           "to the default ones)")
+    p.add_argument("--noheadings", action="store_true", help="with -l or -o: no heading line")
     p.add_argument("--watch", metavar="S", nargs="?", const=str(DEFAULT_WATCH_SECONDS),
                    help=f"refresh every S seconds (default {DEFAULT_WATCH_SECONDS:g})")
 
