@@ -1,13 +1,15 @@
 # The nswap2l command against live devices.  Bad input first: every
 # subcommand with a wrong device, size, server or policy, and without root,
 # says what is wrong, exits with its status and creates or changes nothing.
-# Then a device from options: --print-table, create, status (text and
-# --json, checked against dmsetup and the data written), servers add and
-# remove (the pages move, the data stays), prefetch set and show, profile
-# with its plot, remove.  Then swap from a config file, through the systemd
-# unit's own ExecStart and ExecStop lines, run in a session keyring of their
-# own as systemd runs them: created, swapped on with the priority of the
-# file, swapped off and removed.  (Settings that are wrong
+# Then a device from options: --print-table, create, status (text,
+# --json in bytes, -o rows and --prometheus, checked against dmsetup and
+# the data written), servers add (not saved: no config file) and remove
+# (the pages move, the data stays), prefetch set and show, profile with its
+# plot, remove.  Then swap from a config file, through the systemd unit's
+# own ExecStart and ExecStop lines, run in a session keyring of their own
+# as systemd runs them: created, swapped on with the priority of the file,
+# a prefetch change and a resize (a reload) saved back into the file, its
+# comments kept; swapped off and removed.  (Settings that are wrong
 # on any machine are refused in host test 22; here, what needs a system.)
 # The command is user space over the status, sysfs and messages that the
 # other cases test on every kernel, so it runs on one.
@@ -100,7 +102,9 @@ assert_gt "$(grep -c "^n: " /tmp/watch.txt)" 1 "refreshes of status --watch 1 n 
 if grep -q Traceback /tmp/watch.txt; then die "status --watch: $(cat /tmp/watch.txt)"; fi
 
 log "servers add and remove"
-nswap2l servers n add "$S1" || die "servers add"
+nswap2l servers n add "$S1" 2>/tmp/add.err || die "servers add"
+grep -q "not saved: n was not created from a config file" /tmp/add.err ||
+	die "servers add on a device made from options: $(cat /tmp/add.err)"
 wait_until 30 n "second server up" sh -c "nswap2l servers n | grep -q '^$S1 up'"
 exits_with 2 "expected IPv4-ADDRESS:PORT" nswap2l servers n remove nonsense
 exits_with 2 "argument action: invalid choice" nswap2l servers n drop "$S0"
@@ -165,6 +169,18 @@ awk '$1 ~ /^\/dev\/(mapper\/sw|dm-[0-9]+)$/ && $5 == 7 { f = 1 } END { exit !f }
 nswap2l status sw >/tmp/sw.txt
 grep -q "^sw: .*, swap, priority 7, " /tmp/sw.txt || die "status of swap: $(head -n 1 /tmp/sw.txt)"
 dmsetup table sw | grep -q "prefetch=mrs" || die "config prefetch not in the table: $(dmsetup table sw)"
+# live changes go back to the config file; resize grows through a reload
+nswap2l prefetch sw lrs --interval 200 >/dev/null 2>/tmp/pf.err || die "prefetch sw lrs: $(cat /tmp/pf.err)"
+grep -q "saved in /etc/nswap2l/sw.conf" /tmp/pf.err || die "prefetch did not save: $(cat /tmp/pf.err)"
+assert_eq "$(sed -n 's/^policy = //p; s/^interval = //p' /etc/nswap2l/sw.conf | xargs)" "lrs 200" "saved prefetch"
+grep -q "^# a test device$" /etc/nswap2l/sw.conf || die "the config's comment is gone: $(cat /etc/nswap2l/sw.conf)"
+old_sectors=$(dev_sectors /dev/mapper/sw)
+new_mib=$((old_sectors / 2048 + 4))
+exits_with 2 "does not shrink" nswap2l resize sw $((old_sectors / 2048 - 4))M
+nswap2l resize sw ${new_mib}M >/tmp/resize.out 2>/tmp/resize.err || die "resize: $(cat /tmp/resize.err)"
+assert_eq "$(dev_sectors /dev/mapper/sw)" $((new_mib * 2048)) "sectors after resize"
+grep -q "keeps its old size until swapoff, mkswap and swapon" /tmp/resize.err || die "resize of swap: $(cat /tmp/resize.err)"
+assert_eq "$(sed -n 's/^size = //p' /etc/nswap2l/sw.conf)" "${new_mib}M" "saved size"
 # bad config files are refused before anything is done
 printf '[device]\nflash = %s\nsise = 1G\n' "$FLASH" >/etc/nswap2l/bad.conf
 exits_with 2 "unknown key 'sise' in \[device\]" nswap2l create --config /etc/nswap2l/bad.conf bad

@@ -77,6 +77,8 @@ def cmd_create(args):
             device.dmsetup("remove", args.name, check=False)
             device.drop_key(args.name)
             raise
+    if args.config:
+        config.remember(args.name, args.config)
     sectors = int(line.split()[1])
     print(f"created {device.dev_path(args.name)}: {human(sectors * table.SECTOR)}"
           + redundancy_said(device.table_args(line))
@@ -101,6 +103,7 @@ def cmd_remove(args):
         device.swap_off(args.name)
     device.remove(args.name)
     device.drop_key(args.name)
+    config.forget(args.name)
     print(f"removed {device.dev_path(args.name)}")
 
 
@@ -203,6 +206,66 @@ def cmd_servers(args):
     device.message(args.name, f"{args.action}_server", server)
     print(f"{args.action} {server}: done" if args.action == "add"
           else f"remove {server}: its pages are being moved off (see nswap2l status {args.name})")
+    save(args.name, [("device", "netram", lambda old: servers_saved(old, args.action, args.server, server))])
+
+
+def cmd_resize(args):
+    size = table.parse_size(args.size, "SIZE")
+    device.require_root("resize")
+    words = device.table_of(args.name).split()
+    old = int(words[1]) * table.SECTOR
+    if size < old:
+        raise table.bad(f"SIZE {args.size}: smaller than {args.name}'s {human(old)}; a device does not "
+                        "shrink (the pages past its new end would be lost)")
+    if size == old:
+        print(f"{device.dev_path(args.name)} is {human(old)} already")
+        return
+    words[1] = str(size // table.SECTOR)
+    device.reload(args.name, " ".join(words))
+    print(f"resized {device.dev_path(args.name)}: {human(old)} -> {human(size)}")
+    if device.swap_entry(args.name):
+        print(f"nswap2l: the swap area on {args.name} keeps its old size until swapoff, mkswap and "
+              "swapon (nswap2l remove and create, or a reboot with the config saved below)", file=sys.stderr)
+    save(args.name, [("device", "size", size_text(size))])
+
+
+def size_text(size):
+    """SIZE in bytes as a config file writes it: 16G, 1536M, 4096"""
+    for shift, unit in ((50, "P"), (40, "T"), (30, "G"), (20, "M"), (10, "K")):
+        if size % (1 << shift) == 0:
+            return f"{size >> shift}{unit}"
+    return str(size)
+
+
+def servers_saved(old, action, text, server):
+    """The config's netram list after adding or removing a server (given
+    as TEXT, SERVER resolved): as written there, host names kept"""
+    kept = [s.strip() for s in (old or "").split(",") if s.strip()]
+
+    def same(entry):
+        try:
+            return table.parse_server(entry, "netram") == server
+        except Failure:         # a name that no longer resolves: not this one
+            return False
+    kept = [s for s in kept if not same(s)]
+    return ",".join(kept + ([text] if action == "add" else [])) or None
+
+
+def save(name, changes):
+    """Writes live CHANGES, [(section, key, value or function of the old
+    value)], to the config file NAME was created from, and says so; or
+    says that nothing was saved."""
+    path = config.source_of(name)
+    if path is None:
+        print(f"nswap2l: not saved: {name} was not created from a config file "
+              "(create --config); the change lasts until the device is removed", file=sys.stderr)
+        return
+    old = config.load(path)
+    for section, key, value in changes:
+        if callable(value):
+            value = value(old.get(config.KEYS[section][key]))
+        config.update(path, section, key, value)
+    print(f"nswap2l: saved in {path}", file=sys.stderr)
 
 
 # (argument, sysfs file, check, the argument's name in a refusal)
@@ -233,6 +296,9 @@ def cmd_prefetch(args):
     device.table_of(args.name)
     for sysfs, value in changes:
         device.sysfs_write(args.name, f"prefetch/{sysfs}", value)
+    if changes:
+        keys = {sysfs: key for key, sysfs, _, _ in PREFETCH_SETTINGS}
+        save(args.name, [("prefetch", keys[sysfs], value) for sysfs, value in changes])
     current = {sysfs: device.sysfs_read(args.name, f"prefetch/{sysfs}").strip()
                for _, sysfs, _, _ in PREFETCH_SETTINGS}
     stats = device.parse_key_values(device.sysfs_read(args.name, "prefetch/stats"))
@@ -502,6 +568,13 @@ def build_parser():
     p.add_argument("action", nargs="?", choices=("add", "remove"),
                    help="add or remove a server (none: list them)")
     p.add_argument("server", metavar="H:P", nargs="?", help="the server: IPv4:PORT or HOST:PORT")
+
+    p = command("resize", cmd_resize, "grow a device (a reload with a larger length)",
+                "The pages stay where they are; the new space is empty.  A swap area keeps its\n"
+                "size until swapoff, mkswap and swapon.  A device does not shrink.  Without\n"
+                "overcommit the device may not outgrow its tiers (the kernel says so).")
+    p.add_argument("name", metavar="NAME", help=DEVICE_HELP)
+    p.add_argument("size", metavar="SIZE", help=f"the new size, e.g. 16G ({table.SIZE_HELP})")
 
     p = command("prefetch", cmd_prefetch, "show or set prefetching (through sysfs)")
     p.add_argument("name", metavar="NAME", help=DEVICE_HELP)

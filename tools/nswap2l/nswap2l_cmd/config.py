@@ -3,6 +3,8 @@
 INI file (what nswap2l@NAME.service creates at boot)."""
 
 import configparser
+import os
+import re
 
 from .device import Failure, EXIT_USAGE, EXIT_NO_DEVICE
 
@@ -57,3 +59,74 @@ def load(path):
             else:
                 settings[setting] = value
     return settings
+
+
+# ---- live changes written back --------------------------------------------------
+
+# Which config file a device was created from (`create --config`), so that
+# servers, prefetch and resize can save their changes there: one file per
+# device, gone at reboot as the device is.
+RUN_DIR = "/run/nswap2l"
+
+
+def remember(name, path):
+    os.makedirs(RUN_DIR, mode=0o755, exist_ok=True)
+    with open(os.path.join(RUN_DIR, f"{name}.config"), "w") as f:
+        f.write(os.path.abspath(path) + "\n")
+
+
+def source_of(name):
+    """The config file NAME was created from, or None"""
+    try:
+        with open(os.path.join(RUN_DIR, f"{name}.config")) as f:
+            path = f.read().strip()
+    except OSError:
+        return None
+    return path if os.path.isfile(path) else None
+
+
+def forget(name):
+    try:
+        os.unlink(os.path.join(RUN_DIR, f"{name}.config"))
+    except FileNotFoundError:
+        pass
+
+
+_SECTION = re.compile(r"^\s*\[([^]]*)\]")
+_COMMENT = re.compile(r"(\s#.*)$")
+
+
+def update(path, section, key, value):
+    """Sets KEY = VALUE in [SECTION] of the file at PATH (None: removes the
+    key), keeping every other line as it was, comments too; a missing key
+    goes at the end of its section, a missing section at the end.  The file
+    is replaced whole (a crash leaves the old one or the new one)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    key_line = re.compile(rf"^\s*{re.escape(key)}\s*[=:]")
+    new = f"{key} = {value}"
+    current, end_of_section, done = None, None, False
+    out = []
+    for line in lines:
+        m = _SECTION.match(line)
+        if m:
+            current = m.group(1).strip()
+        elif current == section and key_line.match(line) and not done:
+            done = True
+            if value is None:
+                continue
+            comment = _COMMENT.search(line.split("=", 1)[-1] if "=" in line else line)
+            line = new + ("   " + comment.group(1).strip() if comment else "")
+        out.append(line)
+        if current == section and line.strip() and not line.lstrip().startswith("#"):
+            end_of_section = len(out)
+    if not done and value is not None:
+        if end_of_section is None:
+            out += ([""] if out and out[-1].strip() else []) + [f"[{section}]", new]
+        else:
+            out.insert(end_of_section, new)
+    tmp = f"{path}.nswap2l.tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+    os.replace(tmp, path)

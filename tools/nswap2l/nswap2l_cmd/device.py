@@ -113,7 +113,7 @@ def udev_running():
 
 def dmsetup(*args, what=None, check=True):
     argv = ["dmsetup", *args]
-    if args[0] in ("create", "remove") and not udev_running():
+    if args[0] in ("create", "remove", "resume") and not udev_running():
         argv.insert(2, "--noudevsync")    # nobody would ever answer the cookie
     return run(argv, what or "dmsetup " + args[0], check=check)
 
@@ -157,6 +157,19 @@ def create(name, table):
         log.close()
     if not os.path.exists(dev_path(name)):
         dmsetup("mknodes", name, check=False)
+
+
+def reload(name, table):
+    """Loads TABLE in place of the device's (reload, then resume); a table
+    the target refuses changes nothing, and the kernel's reason is said."""
+    log = KernelLog()
+    try:
+        dmsetup("reload", name, "--table", table, what=f"dmsetup reload {name}")
+        dmsetup("resume", name, what=f"dmsetup resume {name}")
+    except Failure as failure:
+        raise log.explain(failure) from None
+    finally:
+        log.close()
 
 
 def remove(name):
