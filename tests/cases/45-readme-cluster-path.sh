@@ -2,8 +2,10 @@
 # The donors run nswapd --clients DIR with one key file per client name,
 # here web1's only (the harness's "default" is revoked).  The client has
 # the module installed (the unit's ExecStartPre: modprobe), web1's key in
-# /etc/nswap2l/web1.key and /etc/nswap2l/nswap.conf; the systemd unit's own
-# commands create the device as swap and remove it.  Without "client =" the
+# /etc/nswap2l/web1.key and /etc/nswap2l/nswap.conf; nswap2l-generator makes
+# its units (as systemctl daemon-reload runs it), and their own commands
+# create the device (the service), swap on it with the file's priority and
+# discard (the .swap unit), then swap off and remove it.  Without "client =" the
 # table names client 'default', which the servers do not know: the create
 # fails and says so, in dmesg and in nswap2l's error, and leaves nothing.
 # With "client = web1" pages swapped out under a memory cgroup's limit come
@@ -35,13 +37,28 @@ conf() { # the client line, or nothing
 	priority = 100
 	EOF
 }
-# systemctl enable --now nswap2l@nswap: the unit's commands, as systemd runs them
-private_keyring $(unit_command ExecStartPre nswap) || die "ExecStartPre: $(unit_command ExecStartPre nswap)"
+# systemctl daemon-reload: the generator makes the units, from the config
+# file written below; their commands are run as systemd runs them
+GENERATED=/tmp/units
+generate() {
+	rm -rf $GENERATED
+	/opt/nswap2l/lib/systemd/system-generators/nswap2l-generator $GENERATED $GENERATED.early $GENERATED.late ||
+		die "nswap2l-generator failed"
+}
+generated() { # KEY FILE: KEY= of a generated unit
+	sed -n "s/^$1=//p" "$GENERATED/$2"
+}
 
 log "without client =: the servers do not know client 'default'"
 conf ""
+generate
+# Network RAM only: the swap comes after the network, with multi-user.target
+[ -L $GENERATED/multi-user.target.wants/dev-mapper-nswap.swap ] ||
+	die "no dev-mapper-nswap.swap wanted by multi-user.target: $(ls -R $GENERATED)"
+assert_eq "$(generated Requires dev-mapper-nswap.swap)" nswap2l@nswap.service "the swap unit's service"
+private_keyring $(generated ExecStartPre nswap2l@nswap.service) || die "ExecStartPre"
 dmesg_mark
-exits_with 1 "kernel: .*server [0-9.:]+ does not know client 'default'" private_keyring $(unit_command ExecStart nswap)
+exits_with 1 "kernel: .*server [0-9.:]+ does not know client 'default'" private_keyring $(generated ExecStart nswap2l@nswap.service)
 log "$(grep "kernel: .*does not know" /tmp/.err)"
 grep -q "hint: --client (client = in the config file) names this client as the servers do" /tmp/.err ||
 	die "no hint in nswap2l's error: $(cat /tmp/.err)"
@@ -52,8 +69,13 @@ if grep -q "nswap2l:" /proc/keys; then die "a key is left after the refused crea
 
 log "with client = web1"
 conf "client = web1             # the key's file name on the donors (as in the README)"
-private_keyring $(unit_command ExecStart nswap) || die "ExecStart: $(unit_command ExecStart nswap)"
+generate
+private_keyring $(generated ExecStart nswap2l@nswap.service) || die "ExecStart: $(generated ExecStart nswap2l@nswap.service)"
 dmsetup table nswap | grep -q " client=web1" || die "no client=web1 in the table: $(dmsetup table nswap)"
+# the .swap unit: swapon What= with its Priority= and Options=discard
+assert_eq "$(generated Options dev-mapper-nswap.swap)" discard "the swap unit's options"
+swapon --discard --priority "$(generated Priority dev-mapper-nswap.swap)" "$(generated What dev-mapper-nswap.swap)" ||
+	die "swapon as the .swap unit"
 awk '$1 ~ /^\/dev\/(mapper\/nswap|dm-[0-9]+)$/ && $5 == 100 { f = 1 } END { exit !f }' /proc/swaps ||
 	die "no swap of priority 100: $(cat /proc/swaps)"
 # 16 MiB of checked memory in a cgroup that may keep 8 MiB of it: the rest
@@ -76,6 +98,8 @@ cat /tmp/st.txt
 for s in "$S0" "$S1"; do
 	grep -Eq "^  $s +up " /tmp/st.txt || die "status does not show $s up"
 done
-private_keyring $(unit_command ExecStop nswap) || die "ExecStop: $(unit_command ExecStop nswap)"
+# stopping: the .swap unit first (it is ordered after the service), then the service
+swapoff "$(generated What dev-mapper-nswap.swap)" || die "swapoff as the .swap unit"
+private_keyring $(generated ExecStop nswap2l@nswap.service) || die "ExecStop: $(generated ExecStop nswap2l@nswap.service)"
 [ "$(wc -l </proc/swaps)" = 1 ] || die "swap left after ExecStop: $(cat /proc/swaps)"
 assert_eq "$(dm_count)" 0 "devices after ExecStop"

@@ -72,7 +72,7 @@ def cmd_create(args):
         raise
     if settings.get("swap"):
         try:
-            device.swap_on(args.name, int(priority))
+            device.swap_on(args.name, int(priority), swapon=not args.no_swapon)
         except Failure:
             device.dmsetup("remove", args.name, check=False)
             device.drop_key(args.name)
@@ -82,7 +82,8 @@ def cmd_create(args):
     sectors = int(line.split()[1])
     print(f"created {device.dev_path(args.name)}: {human(sectors * table.SECTOR)}"
           + redundancy_said(device.table_args(line))
-          + (f", swap with priority {priority}" if settings.get("swap") else ""))
+          + ((", mkswap done (its .swap unit swaps on)" if args.no_swapon else f", swap with priority {priority}")
+             if settings.get("swap") else ""))
 
 
 def redundancy_said(words):
@@ -536,6 +537,8 @@ def build_parser():
     p.add_argument("--overcommit", action="store_true", help="allow a device larger than its tiers")
     p.add_argument("--swap", action="store_true", help="mkswap and swapon --discard it")
     p.add_argument("--priority", metavar="N", help=f"swap priority (default {DEFAULT_SWAP_PRIORITY})")
+    p.add_argument("--no-swapon", action="store_true",
+                   help="with --swap: mkswap only, the .swap unit of nswap2l-generator swaps on")
     p.add_argument("--print-table", action="store_true", help="print the table line, load nothing")
 
     p = command("remove", cmd_remove, "swapoff (if swap) and remove a device")

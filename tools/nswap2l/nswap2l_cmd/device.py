@@ -418,9 +418,11 @@ def mount_point(name):
     return None
 
 
-def swap_on(name, priority):
+def swap_on(name, priority, swapon=True):
+    """mkswap, then swapon unless a .swap unit does (swapon False)"""
     run(["mkswap", dev_path(name)], "mkswap")
-    run(["swapon", "--discard", "--priority", str(priority), dev_path(name)], "swapon")
+    if swapon:
+        run(["swapon", "--discard", "--priority", str(priority), dev_path(name)], "swapon")
 
 
 def swap_off(name):
