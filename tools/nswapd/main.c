@@ -58,7 +58,7 @@
 
 static const char usage_text[] =
 "usage: nswapd --listen ADDR:PORT [options]     serve pages\n"
-"       nswapd --stats [--status-socket PATH | --listen ADDR:PORT] [--json]\n"
+"       nswapd --stats [--status-socket PATH | --listen ADDR:PORT] [--json | --prometheus]\n"
 "       nswapd --help | --version\n"
 "\n"
 "Network RAM server for dm-nswap2l: holds clients' pages in its own memory\n"
@@ -155,6 +155,8 @@ static const char usage_text[] =
 "                          unreadable /proc/meminfo does\n"
 "  --stats                 print the status of a running nswapd and exit\n"
 "  --json                  with --stats: print JSON\n"
+"  --prometheus            with --stats: print Prometheus text (node_exporter's\n"
+"                          textfile collector; amounts of pages in bytes)\n"
 "\n"
 "Leaving: the first SIGTERM or SIGINT stops taking new pages (free_pages 0,\n"
 "PUTs of new keys get NOSPC; GET, FREE and overwrites go on) and asks the\n"
@@ -169,7 +171,7 @@ static const char usage_text[] =
 enum option_id {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_MAX, OPT_RESERVE, OPT_CLIENTS, OPT_KEY_FILE, OPT_INSECURE,
 	OPT_GRACE, OPT_STATUS_SOCKET, OPT_FOREGROUND, OPT_LOG_LEVEL, OPT_PEER,
-	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_MAX_CONNECTIONS,
+	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_PROMETHEUS, OPT_HELP, OPT_VERSION, OPT_MAX_CONNECTIONS,
 	OPT_MAX_UNAUTH_PER_ADDRESS, OPT_IDLE_TIMEOUT, OPT_MESSAGE_TIMEOUT, OPT_BUFFER_BUDGET,
 	OPT_QUOTA, OPT_DEFAULT_QUOTA, OPT_MAX_CONNECTIONS_PER_CLIENT, OPT_MAX_NAMESPACES_PER_CLIENT,
 	OPT_LEAVE_TIMEOUT,
@@ -204,6 +206,7 @@ static const struct option long_options[] = {
 	{ "memavailable-file", required_argument, NULL, OPT_MEMAVAILABLE_FILE },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -222,7 +225,8 @@ struct options {
 	struct client_quota quotas[MAX_QUOTAS];
 	size_t nr_quotas;
 	uint64_t default_quota_pages;
-	bool have_default_quota, insecure, foreground, stats, json;
+	bool have_default_quota, insecure, foreground, stats;
+	enum status_format stats_format;
 	enum log_level log_level;
 	unsigned int peer_count;
 	struct peer_addr peers[MAX_PEERS];
@@ -418,8 +422,14 @@ static void parse_options(int argc, char **argv, struct options *opts)
 			opts->stats = true;
 			break;
 		case OPT_JSON:
-			opts->json = true;
+		case OPT_PROMETHEUS: {
+			enum status_format format = c == OPT_JSON ? STATUS_JSON : STATUS_PROMETHEUS;
+
+			if (opts->stats_format != STATUS_TEXT && opts->stats_format != format)
+				usage_error("--json and --prometheus exclude each other");
+			opts->stats_format = format;
 			break;
+		}
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			exit(0);
@@ -434,8 +444,8 @@ static void parse_options(int argc, char **argv, struct options *opts)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (opts->json && !opts->stats)
-		usage_error("--json goes with --stats");
+	if (opts->stats_format != STATUS_TEXT && !opts->stats)
+		usage_error("--json and --prometheus go with --stats");
 	if (opts->stats)
 		return;
 	if (!opts->listen)
@@ -466,12 +476,12 @@ static int stats_main(const struct options *opts)
 	int status;
 
 	if (opts->status_socket)
-		return status_query(opts->status_socket, opts->json);
+		return status_query(opts->status_socket, opts->stats_format);
 	if (opts->listen) {
 		if (parse_ipv4_endpoint(opts->listen, &addr))
 			usage_error("--listen: '%s' is not ADDR:PORT (numeric IPv4)", opts->listen);
 		status_socket_for_port(path, sizeof(path), ntohs(addr.sin_port));
-		return status_query(path, opts->json);
+		return status_query(path, opts->stats_format);
 	}
 	if (glob(STATUS_DIR "/nswapd-*.sock", 0, NULL, &found) || found.gl_pathc != 1) {
 		fprintf(stderr, "nswapd: %s nswapd status socket in " STATUS_DIR
@@ -480,7 +490,7 @@ static int stats_main(const struct options *opts)
 		globfree(&found);
 		return 1;
 	}
-	status = status_query(found.gl_pathv[0], opts->json);
+	status = status_query(found.gl_pathv[0], opts->stats_format);
 	globfree(&found);
 	return status;
 }

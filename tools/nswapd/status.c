@@ -433,11 +433,106 @@ fail:
 	return NULL;
 }
 
-int status_query(const char *socket_path, bool json)
+/*
+ * Prometheus text (node_exporter's textfile collector) of the report's
+ * records: the metrics below, each with its HELP and TYPE once and the
+ * samples of every record of its kind under them; pages given in bytes.
+ */
+struct metric {
+	const char *kind, *key;		/* the record and its field */
+	const char *name, *type, *help;
+	uint64_t scale;			/* PROTO_PAGE_SIZE for a count of pages */
+};
+
+static const struct metric metrics[] = {
+	{ "server", "uptime_s", "nswapd_uptime_seconds", "gauge", "Time since nswapd started", 1 },
+	{ "server", "held_pages", "nswapd_held_bytes", "gauge", "Clients' pages held", PROTO_PAGE_SIZE },
+	{ "server", "free_pages", "nswapd_free_bytes", "gauge", "Room left for new pages", PROTO_PAGE_SIZE },
+	{ "server", "limit_pages", "nswapd_capacity_bytes", "gauge",
+	  "What nswapd may hold now: min(--max, --max-file, held + available - reserve)", PROTO_PAGE_SIZE },
+	{ "server", "max_pages", "nswapd_max_bytes", "gauge", "--max (absent: none)", PROTO_PAGE_SIZE },
+	{ "server", "reserve", "nswapd_reserve_bytes", "gauge", "Memory always left to the machine", 1 },
+	{ "server", "mem_available", "nswapd_memory_available_bytes", "gauge", "The machine's MemAvailable", 1 },
+	{ "server", "connections", "nswapd_connections", "gauge", "Client connections", 1 },
+	{ "server", "namespaces", "nswapd_namespaces", "gauge", "Devices' namespaces held", 1 },
+	{ "server", "evict_pending", "nswapd_evict_pending_bytes", "gauge",
+	  "Pages asked back from clients (EVICT) and not yet freed", PROTO_PAGE_SIZE },
+	{ "server", "protocol_errors", "nswapd_protocol_errors_total", "counter",
+	  "Connections closed for a malformed or hostile message", 1 },
+	{ "server", "auth_failures", "nswapd_auth_failures_total", "counter", "Handshakes that failed", 1 },
+	{ "server", "mac_failures", "nswapd_mac_failures_total", "counter", "Messages with a wrong MAC", 1 },
+	{ "server", "connections_refused", "nswapd_connections_refused_total", "counter",
+	  "Connections refused at --max-connections", 1 },
+	{ "server", "pages_put", "nswapd_put_bytes_total", "counter", "Pages stored", PROTO_PAGE_SIZE },
+	{ "server", "keys_freed", "nswapd_freed_bytes_total", "counter", "Pages freed", PROTO_PAGE_SIZE },
+	{ "server", "leaving", "nswapd_leaving", "gauge", "1 while nswapd gives its pages back to leave", 1 },
+	{ "server", "leave_pages_left", "nswapd_leave_left_bytes", "gauge",
+	  "Pages still to give back (while leaving)", PROTO_PAGE_SIZE },
+	{ "server", "leave_pages_given_back", "nswapd_leave_given_back_bytes", "gauge",
+	  "Pages given back since the leave started (while leaving)", PROTO_PAGE_SIZE },
+	{ "server", "pages_migrated_out", "nswapd_migrated_out_bytes_total", "counter",
+	  "Pages moved to peers", PROTO_PAGE_SIZE },
+	{ "server", "pages_migrated_in", "nswapd_migrated_in_bytes_total", "counter",
+	  "Pages moved here by peers", PROTO_PAGE_SIZE },
+	{ "namespace", "pages", "nswapd_client_held_bytes", "gauge", "A namespace's pages held",
+	  PROTO_PAGE_SIZE },
+	{ "namespace", "connections", "nswapd_client_connections", "gauge", "A namespace's connections", 1 },
+	{ "namespace", "bytes_in", "nswapd_client_received_bytes_total", "counter",
+	  "Bytes received from a namespace's connections", 1 },
+	{ "namespace", "bytes_out", "nswapd_client_sent_bytes_total", "counter",
+	  "Bytes sent on a namespace's connections", 1 },
+	{ "namespace", "requests", "nswapd_client_requests_total", "counter", "A namespace's requests", 1 },
+	{ "namespace", "errors", "nswapd_client_errors_total", "counter", "A namespace's refused requests", 1 },
+	{ "namespace", "evict_asked", "nswapd_client_evict_asked_bytes_total", "counter",
+	  "Pages asked back from a namespace", PROTO_PAGE_SIZE },
+	{ "namespace", "evict_returned", "nswapd_client_evict_returned_bytes_total", "counter",
+	  "Pages a namespace gave back when asked", PROTO_PAGE_SIZE },
+	{ "peer", "connected", "nswapd_peer_connected", "gauge", "1 while a --peer is connected", 1 },
+};
+
+/* The labels of a record's samples: its client and namespace, or peer. */
+static void record_labels(const struct record *rec, char *buf, size_t size)
+{
+	if (!strcmp(rec->kind, "namespace"))
+		snprintf(buf, size, "{client=\"%s\",namespace=\"%s\"}", field(rec, "client"), field(rec, "id"));
+	else if (!strcmp(rec->kind, "peer"))
+		snprintf(buf, size, "{peer=\"%s\"}", field(rec, "address"));
+	else
+		buf[0] = '\0';
+}
+
+static void print_prometheus(struct record *recs, unsigned int count)
+{
+	size_t m;
+
+	for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		bool header = false;
+		unsigned int i;
+
+		for (i = 0; i < count; i++) {
+			const char *v = field(&recs[i], metrics[m].key);
+			char labels[160];
+
+			/* "none": no value (no --max, not leaving) */
+			if (strcmp(recs[i].kind, metrics[m].kind) || !strcmp(v, "none"))
+				continue;
+			if (!header)
+				printf("# HELP %s %s.\n# TYPE %s %s\n", metrics[m].name, metrics[m].help,
+				       metrics[m].name, metrics[m].type);
+			header = true;
+			record_labels(&recs[i], labels, sizeof(labels));
+			printf("%s%s %llu\n", metrics[m].name, labels,
+			       (unsigned long long)strtoull(v, NULL, 10) * metrics[m].scale);
+		}
+	}
+}
+
+int status_query(const char *socket_path, enum status_format format)
 {
 	char *report = read_report(socket_path), *line, *save = NULL;
-	bool first_namespace = true, first_peer = true, complete = false;
-	struct record rec;
+	bool json = format == STATUS_JSON, first_namespace = true, first_peer = true, complete = false;
+	struct record rec, *recs = NULL;
+	unsigned int nr_recs = 0;
 
 	if (!report)
 		return 1;
@@ -454,6 +549,18 @@ int status_query(const char *socket_path, bool json)
 		if (!strcmp(rec.kind, "end")) {
 			complete = true;
 			break;
+		}
+		if (format == STATUS_PROMETHEUS) {
+			/* every record first: a metric's samples come together */
+			struct record *grown = realloc(recs, (nr_recs + 1) * sizeof(*recs));
+
+			if (!grown) {
+				fprintf(stderr, "nswapd: out of memory\n");
+				break;
+			}
+			recs = grown;
+			recs[nr_recs++] = rec;
+			continue;
 		}
 		if (!strcmp(rec.kind, "server")) {
 			if (json) {
@@ -486,6 +593,9 @@ int status_query(const char *socket_path, bool json)
 	}
 	if (json)
 		printf("%s]}\n", first_peer ? "], \"peers\": [" : "");
+	if (format == STATUS_PROMETHEUS && complete)
+		print_prometheus(recs, nr_recs);
+	free(recs);
 	free(report);
 	if (!complete) {
 		fprintf(stderr, "nswapd: status report from %s is cut short\n", socket_path);

@@ -18,7 +18,9 @@ struct server;
 
 /* Returns 0, or -1 when out of memory. */
 int status_render(const struct server *srv, const char *listen_desc, struct outq *out);
+enum status_format { STATUS_TEXT, STATUS_JSON, STATUS_PROMETHEUS };
+
 /* nswapd --stats: returns the exit status. */
-int status_query(const char *socket_path, bool json);
+int status_query(const char *socket_path, enum status_format format);
 
 #endif
