@@ -4,7 +4,7 @@
  * (conn.c over an in-memory page store, with server ticks under changing
  * memory) fed the input as a client's or a peer server's byte stream (the
  * peer key is the client key), and the check of a peer's messages to the
- * mover.  Input layout:
+ * mover, and the --metrics request parser on the same stream.  Input layout:
  * fuzz_input.h.  Besides crashes and sanitizer reports, it checks that
  * every message the server sends is well-formed and that the page counts
  * agree.
@@ -15,6 +15,7 @@
 #include "conn.h"
 #include "fuzz_input.h"
 #include "log.h"
+#include "metrics.h"
 #include "proto.h"
 #include "server.h"
 
@@ -209,6 +210,25 @@ static void tick(struct server *srv, int64_t *avail_pages, int8_t step, uint64_t
 	check_counts(srv);
 }
 
+/*
+ * The --metrics request parser on the stream: an answer once the headers
+ * end, the same one whatever follows them, and none but 400 for a request
+ * that outgrows its buffer.
+ */
+static void fuzz_metrics_request(const char *data, size_t size)
+{
+	size_t len = size < METRICS_REQUEST_MAX ? size : METRICS_REQUEST_MAX;
+	enum metrics_request req = metrics_parse_request(data, len), prefix;
+
+	FUZZ_ASSERT(req >= METRICS_INCOMPLETE && req <= METRICS_BAD);
+	if (req == METRICS_INCOMPLETE)
+		FUZZ_ASSERT(len < METRICS_REQUEST_MAX);
+	if (len > 1) {
+		prefix = metrics_parse_request(data, len - 1);
+		FUZZ_ASSERT(prefix == METRICS_INCOMPLETE || prefix == req);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct server_config cfg = {
@@ -236,6 +256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	log_setup(LOG_LEVEL_ERROR, false);
 	data += FUZZ_CONFIG_SIZE;
 	size -= FUZZ_CONFIG_SIZE;
+	fuzz_metrics_request((const char *)data, size);
 	fuzz_parser_alone(data, size, 0);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_PUT_FREES);
 	fuzz_parser_alone(data, size, NSWAP2L_CAP_MOVED);

@@ -505,5 +505,20 @@ int main(int argc, char **argv)
 	memset(raw, 0x41, sizeof(raw));
 	add(&s, raw, sizeof(raw));
 	write_seed(argv[1], "garbage", &s);
+
+	/* the --metrics parser's inputs (fuzz_parser gives it every input's stream) */
+	{
+		static const char *const requests[][2] = {
+			{ "http-get", "GET /metrics HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n" },
+			{ "http-query", "GET /metrics?x=1 HTTP/1.0\n\n" },
+			{ "http-other", "POST /x HTTP/1.1\r\n\r\n" },
+		};
+
+		for (i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
+			config(&s, 0, 0, 0, 1000, 0);
+			add(&s, requests[i][1], strlen(requests[i][1]));
+			write_seed(argv[1], requests[i][0], &s);
+		}
+	}
 	return 0;
 }

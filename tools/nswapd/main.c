@@ -53,8 +53,8 @@
 #define DEFAULT_IDLE_TIMEOUT_S 300
 #define DEFAULT_MESSAGE_TIMEOUT_S 30
 #define DEFAULT_BUFFER_BUDGET (64ull << 20)
-/* Descriptors besides connections: stdio, listeners, epoll, signals, status clients. */
-#define SPARE_FDS 16
+/* Descriptors besides connections: stdio, listeners, epoll, signals, status and metrics clients. */
+#define SPARE_FDS 24
 
 static const char usage_text[] =
 "usage: nswapd --listen ADDR:PORT [options]     serve pages\n"
@@ -153,6 +153,9 @@ static const char usage_text[] =
 "                          format) instead of /proc/meminfo, and ignore cgroups;\n"
 "                          missing or garbled, it stops new pages as an\n"
 "                          unreadable /proc/meminfo does\n"
+"  --metrics ADDR:PORT     also serve the status as Prometheus text over HTTP,\n"
+"                          http://ADDR:PORT/metrics (numeric IPv4; nothing\n"
+"                          else is served there, to 4 clients at once)\n"
 "  --stats                 print the status of a running nswapd and exit\n"
 "  --json                  with --stats: print JSON\n"
 "  --prometheus            with --stats: print Prometheus text (node_exporter's\n"
@@ -171,7 +174,7 @@ static const char usage_text[] =
 enum option_id {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_MAX, OPT_RESERVE, OPT_CLIENTS, OPT_KEY_FILE, OPT_INSECURE,
 	OPT_GRACE, OPT_STATUS_SOCKET, OPT_FOREGROUND, OPT_LOG_LEVEL, OPT_PEER,
-	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_PROMETHEUS, OPT_HELP, OPT_VERSION, OPT_MAX_CONNECTIONS,
+	OPT_MEMAVAILABLE_FILE, OPT_STATS, OPT_JSON, OPT_PROMETHEUS, OPT_METRICS, OPT_HELP, OPT_VERSION, OPT_MAX_CONNECTIONS,
 	OPT_MAX_UNAUTH_PER_ADDRESS, OPT_IDLE_TIMEOUT, OPT_MESSAGE_TIMEOUT, OPT_BUFFER_BUDGET,
 	OPT_QUOTA, OPT_DEFAULT_QUOTA, OPT_MAX_CONNECTIONS_PER_CLIENT, OPT_MAX_NAMESPACES_PER_CLIENT,
 	OPT_LEAVE_TIMEOUT,
@@ -207,6 +210,7 @@ static const struct option long_options[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -214,7 +218,7 @@ static const struct option long_options[] = {
 
 struct options {
 	const char *listen, *port_file, *clients_dir, *key_file, *status_socket, *memavailable_file;
-	const char *peer_key_file, *max_file;
+	const char *peer_key_file, *max_file, *metrics;
 	uint64_t max_pages, reserve_bytes, grace_s;
 	uint64_t reserve_percent;	/* --reserve P%: of MemTotal; 0: reserve_bytes */
 	uint64_t max_connections, max_unauth_per_address, idle_timeout_s, message_timeout_s;
@@ -309,6 +313,9 @@ static void parse_options(int argc, char **argv, struct options *opts)
 		switch (c) {
 		case OPT_LISTEN:
 			opts->listen = optarg;
+			break;
+		case OPT_METRICS:
+			opts->metrics = optarg;
 			break;
 		case OPT_PORT_FILE:
 			opts->port_file = optarg;
@@ -617,17 +624,19 @@ int main(int argc, char **argv)
 	struct server_config cfg = { .lock_pages = true, .make_nonce = random_nonce };
 	char err[512], status_path[256], listen_desc[64], max_text[32], reserve_text[32];
 	char budget_text[32];
-	struct sockaddr_in addr;
+	struct sockaddr_in addr, metrics_addr;
 	struct options opts;
 	struct server srv;
 	char *clients_dir = NULL, *max_file = NULL;
-	int listen_fd, status_fd, status;
+	int listen_fd, status_fd, metrics_fd = -1, status;
 
 	parse_options(argc, argv, &opts);
 	if (opts.stats)
 		return stats_main(&opts);
 	if (parse_ipv4_endpoint(opts.listen, &addr))
 		usage_error("--listen: '%s' is not ADDR:PORT (numeric IPv4)", opts.listen);
+	if (opts.metrics && parse_ipv4_endpoint(opts.metrics, &metrics_addr))
+		usage_error("--metrics: '%s' is not ADDR:PORT (numeric IPv4)", opts.metrics);
 	if (opts.key_file && auth_load_key(opts.key_file, &cfg.keys.shared_key, err, sizeof(err))) {
 		fprintf(stderr, "nswapd: %s\n", err);
 		return 2;
@@ -714,6 +723,14 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		return 1;
 	}
+	if (opts.metrics) {
+		metrics_fd = net_listen_tcp(&metrics_addr, err, sizeof(err));
+		if (metrics_fd < 0) {
+			log_error("--metrics: %s", err);
+			unlink(status_path);
+			return 1;
+		}
+	}
 	if (opts.port_file && write_port_file(opts.port_file, ntohs(addr.sin_port))) {
 		log_error("cannot write %s: %s", opts.port_file, strerror(errno));
 		unlink(status_path);
@@ -764,6 +781,9 @@ int main(int argc, char **argv)
 		log_info("peers may store pages here (peer key from %s)", opts.peer_key_file);
 	if (opts.memavailable_file)
 		log_warn("taking MemAvailable from %s (testing)", opts.memavailable_file);
+	if (metrics_fd >= 0)
+		log_info("metrics on http://%s:%u/metrics", inet_ntoa(metrics_addr.sin_addr),
+			 ntohs(metrics_addr.sin_port));
 
 	server_init(&srv, &cfg, monotonic_ms());
 	if (migrate_init(&srv, opts.peers, opts.peer_count)) {
@@ -771,11 +791,13 @@ int main(int argc, char **argv)
 		server_destroy(&srv);
 		return 1;
 	}
-	status = net_run(&srv, listen_fd, status_fd, listen_desc);
+	status = net_run(&srv, listen_fd, status_fd, metrics_fd, listen_desc);
 	server_destroy(&srv);
 	migrate_destroy(&srv);
 	close(listen_fd);
 	close(status_fd);
+	if (metrics_fd >= 0)
+		close(metrics_fd);
 	unlink(status_path);
 	free(clients_dir);
 	free(max_file);

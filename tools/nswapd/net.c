@@ -31,6 +31,7 @@
 #include "net.h"
 #include "peer.h"
 #include "server.h"
+#include "metrics.h"
 #include "status.h"
 #include "util.h"
 
@@ -43,6 +44,8 @@
  */
 #define STATUS_MAX_CLIENTS 4
 #define STATUS_SEND_TIMEOUT_MS 5000
+/* --metrics clients likewise: each has that time to ask and take its answer */
+#define METRICS_MAX_CLIENTS 4
 
 enum endpoint_kind {
 	EP_LISTENER,
@@ -51,6 +54,8 @@ enum endpoint_kind {
 	EP_CLIENT,
 	EP_STATUS_CLIENT,
 	EP_PEERS,		/* the --peer connections' own epoll descriptor (peer.c) */
+	EP_METRICS_LISTENER,
+	EP_METRICS_CLIENT,
 };
 
 struct endpoint {
@@ -58,8 +63,10 @@ struct endpoint {
 	int fd;
 	uint32_t events;		/* what epoll watches for */
 	struct conn *conn;		/* EP_CLIENT */
-	struct outq out;		/* EP_STATUS_CLIENT: the report */
-	uint64_t opened_ms;		/* EP_STATUS_CLIENT */
+	struct outq out;		/* EP_STATUS_CLIENT: the report; EP_METRICS_CLIENT: the answer */
+	uint64_t opened_ms;		/* EP_STATUS_CLIENT, EP_METRICS_CLIENT */
+	char *request;			/* EP_METRICS_CLIENT, until it has asked */
+	size_t request_len;
 	struct list_head link;		/* clients and status clients */
 };
 
@@ -67,12 +74,12 @@ struct loop {
 	struct server *srv;
 	int epfd;
 	const char *listen_desc;
-	struct endpoint listener, status_listener, signals, peers;
+	struct endpoint listener, status_listener, signals, peers, metrics_listener;
 	struct list_head endpoints;
 	struct list_head closed;	/* freed after the events fetched with them */
 	bool accept_paused;		/* until the next tick */
 	uint64_t accept_warned_ms;	/* when accept last failed with a warning */
-	unsigned int status_clients;
+	unsigned int status_clients, metrics_clients;
 	bool stop;
 };
 
@@ -166,6 +173,10 @@ static void endpoint_close(struct loop *loop, struct endpoint *ep)
 	}
 	if (ep->kind == EP_STATUS_CLIENT)
 		loop->status_clients--;
+	if (ep->kind == EP_METRICS_CLIENT)
+		loop->metrics_clients--;
+	free(ep->request);
+	ep->request = NULL;
 	outq_clear(&ep->out);
 	list_add(&ep->link, &loop->closed);
 }
@@ -282,6 +293,8 @@ static void pause_accepting(struct loop *loop)
 	loop->accept_paused = true;
 	watch(loop, &loop->listener, 0);
 	watch(loop, &loop->status_listener, 0);
+	if (loop->metrics_listener.fd >= 0)
+		watch(loop, &loop->metrics_listener, 0);
 }
 
 /* Whether accept4() failed for want of descriptors or memory. */
@@ -379,17 +392,108 @@ static void accept_status_client(struct loop *loop)
 		endpoint_close(loop, ep);
 }
 
-/* A status client that has not taken its report in time is not reading it. */
+static void accept_metrics_client(struct loop *loop)
+{
+	struct endpoint *ep;
+	int fd;
+
+	fd = accept4(loop->metrics_listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (out_of_resources(errno))
+			pause_accepting(loop);
+		return;
+	}
+	if (loop->metrics_clients >= METRICS_MAX_CLIENTS) {
+		log_warn_peer("metrics: %d clients being answered, refusing another", METRICS_MAX_CLIENTS);
+		close(fd);
+		return;
+	}
+	ep = calloc(1, sizeof(*ep));
+	if (!ep || !(ep->request = malloc(METRICS_REQUEST_MAX))) {
+		free(ep);
+		close(fd);
+		return;
+	}
+	ep->kind = EP_METRICS_CLIENT;
+	ep->fd = fd;
+	ep->opened_ms = loop->srv->now_ms;
+	loop->metrics_clients++;
+	list_add(&ep->link, &loop->endpoints);
+	if (watch_new(loop, ep, EPOLLIN))
+		endpoint_close(loop, ep);
+}
+
+/*
+ * A metrics client: its request read until its headers end, then the
+ * answer sent and our side shut; what the client sends meanwhile is read
+ * and dropped until it closes, so that bytes left unread (a request too
+ * long) make no reset that would cut the answer short.
+ */
+static void service_metrics_client(struct loop *loop, struct endpoint *ep)
+{
+	ssize_t n;
+
+	if (ep->request) {
+		enum metrics_request req;
+
+		n = recv(ep->fd, ep->request + ep->request_len, METRICS_REQUEST_MAX - ep->request_len, 0);
+		if (n <= 0) {
+			if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+				endpoint_close(loop, ep);
+			return;
+		}
+		ep->request_len += (size_t)n;
+		req = metrics_parse_request(ep->request, ep->request_len);
+		if (req == METRICS_INCOMPLETE)
+			return;
+		free(ep->request);
+		ep->request = NULL;
+		if (metrics_respond(loop->srv, loop->listen_desc, req, &ep->out)) {
+			endpoint_close(loop, ep);
+			return;
+		}
+	} else if (!ep->out.bytes) {
+		char sink[4096];
+
+		while ((n = recv(ep->fd, sink, sizeof(sink), 0)) > 0)
+			;
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			endpoint_close(loop, ep);
+		return;
+	}
+	if (!send_queued(ep->fd, &ep->out)) {
+		endpoint_close(loop, ep);
+		return;
+	}
+	if (ep->out.bytes) {
+		watch(loop, ep, EPOLLOUT);	/* the rest when the socket takes it */
+		return;
+	}
+	shutdown(ep->fd, SHUT_WR);
+	watch(loop, ep, EPOLLIN);
+}
+
+/*
+ * A status client that has not taken its report in time is not reading
+ * it; a metrics client, not asking or not reading.
+ */
 static void close_slow_status_clients(struct loop *loop)
 {
 	struct endpoint *ep, *next;
 
 	list_for_each_entry_safe(ep, next, &loop->endpoints, link) {
-		if (ep->kind != EP_STATUS_CLIENT ||
+		if ((ep->kind != EP_STATUS_CLIENT && ep->kind != EP_METRICS_CLIENT) ||
 		    loop->srv->now_ms - ep->opened_ms < STATUS_SEND_TIMEOUT_MS)
 			continue;
-		log_warn_peer("status socket: a client did not take its report in %d s, closing",
-			      STATUS_SEND_TIMEOUT_MS / 1000);
+		if (ep->kind == EP_STATUS_CLIENT)
+			log_warn_peer("status socket: a client did not take its report in %d s, closing",
+				      STATUS_SEND_TIMEOUT_MS / 1000);
+		else if (ep->request)
+			log_warn_peer("metrics: a client did not ask in %d s, closing",
+				      STATUS_SEND_TIMEOUT_MS / 1000);
+		else
+			log_warn_peer("metrics: a client did not take its answer and close in %d s, closing",
+				      STATUS_SEND_TIMEOUT_MS / 1000);
 		endpoint_close(loop, ep);
 	}
 }
@@ -464,6 +568,12 @@ static void handle_event(struct loop *loop, struct endpoint *ep, uint32_t events
 	case EP_STATUS_LISTENER:
 		accept_status_client(loop);
 		break;
+	case EP_METRICS_LISTENER:
+		accept_metrics_client(loop);
+		break;
+	case EP_METRICS_CLIENT:
+		service_metrics_client(loop, ep);
+		break;
 	case EP_SIGNALS:
 		handle_signal(loop);
 		break;
@@ -497,6 +607,8 @@ static void tick(struct loop *loop)
 		loop->accept_paused = false;
 		watch(loop, &loop->listener, EPOLLIN);
 		watch(loop, &loop->status_listener, EPOLLIN);
+		if (loop->metrics_listener.fd >= 0)
+			watch(loop, &loop->metrics_listener, EPOLLIN);
 	}
 }
 
@@ -514,7 +626,7 @@ static int open_signals(void)
 	return signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen_desc)
+int net_run(struct server *srv, int listen_fd, int status_fd, int metrics_fd, const char *listen_desc)
 {
 	struct loop loop = {
 		.srv = srv,
@@ -523,6 +635,7 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 		.status_listener = { .kind = EP_STATUS_LISTENER, .fd = status_fd },
 		.signals = { .kind = EP_SIGNALS },
 		.peers = { .kind = EP_PEERS, .fd = migrate_fd(srv) },
+		.metrics_listener = { .kind = EP_METRICS_LISTENER, .fd = metrics_fd },
 	};
 	struct epoll_event events[MAX_EVENTS];
 	uint64_t next_tick;
@@ -536,7 +649,8 @@ int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen
 	    watch_new(&loop, &loop.listener, EPOLLIN) ||
 	    watch_new(&loop, &loop.status_listener, EPOLLIN) ||
 	    watch_new(&loop, &loop.signals, EPOLLIN) ||
-	    (loop.peers.fd >= 0 && watch_new(&loop, &loop.peers, EPOLLIN))) {
+	    (loop.peers.fd >= 0 && watch_new(&loop, &loop.peers, EPOLLIN)) ||
+	    (metrics_fd >= 0 && watch_new(&loop, &loop.metrics_listener, EPOLLIN))) {
 		log_error("cannot set up the event loop: %s", strerror(errno));
 		status = 1;
 		goto out;

@@ -21,7 +21,10 @@ int net_listen_tcp(struct sockaddr_in *addr, char *err, size_t err_size);
  * where another nswapd answers.  Returns the socket, or -1 with err.
  */
 int net_listen_unix(const char *path, char *err, size_t err_size);
-/* Serves until SIGTERM or SIGINT; returns 0, or 1 after a fatal error. */
-int net_run(struct server *srv, int listen_fd, int status_fd, const char *listen_desc);
+/*
+ * Serves until SIGTERM or SIGINT (metrics_fd: the --metrics listener, or
+ * -1); returns 0, or 1 after a fatal error.
+ */
+int net_run(struct server *srv, int listen_fd, int status_fd, int metrics_fd, const char *listen_desc);
 
 #endif

@@ -501,7 +501,7 @@ static void record_labels(const struct record *rec, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
-static void print_prometheus(struct record *recs, unsigned int count)
+static int render_prometheus(const struct record *recs, unsigned int count, struct outq *out)
 {
 	size_t m;
 
@@ -516,26 +516,85 @@ static void print_prometheus(struct record *recs, unsigned int count)
 			/* "none": no value (no --max, not leaving) */
 			if (strcmp(recs[i].kind, metrics[m].kind) || !strcmp(v, "none"))
 				continue;
-			if (!header)
-				printf("# HELP %s %s.\n# TYPE %s %s\n", metrics[m].name, metrics[m].help,
-				       metrics[m].name, metrics[m].type);
+			if (!header && render_line(out, "# HELP %s %s.\n# TYPE %s %s", metrics[m].name,
+						   metrics[m].help, metrics[m].name, metrics[m].type))
+				return -1;
 			header = true;
 			record_labels(&recs[i], labels, sizeof(labels));
-			printf("%s%s %llu\n", metrics[m].name, labels,
-			       (unsigned long long)strtoull(v, NULL, 10) * metrics[m].scale);
+			if (render_line(out, "%s%s %llu", metrics[m].name, labels,
+					(unsigned long long)strtoull(v, NULL, 10) * metrics[m].scale))
+				return -1;
 		}
 	}
+	return 0;
+}
+
+int status_prometheus(char *report, struct outq *out)
+{
+	char *line, *save = NULL;
+	struct record *recs = NULL;
+	unsigned int count = 0;
+	int ret = -1;
+
+	line = strtok_r(report, "\n", &save);
+	if (!line || strcmp(line, STATUS_HEADER))
+		return -1;
+	/* every record first: a metric's samples come together */
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		struct record *grown;
+
+		if (!strcmp(line, "end")) {
+			ret = render_prometheus(recs, count, out);
+			break;
+		}
+		grown = realloc(recs, (count + 1) * sizeof(*recs));
+		if (!grown)
+			break;
+		recs = grown;
+		parse_record(line, &recs[count]);
+		if (recs[count].kind)
+			count++;
+	}
+	free(recs);
+	return ret;
+}
+
+/* Writes what OUT holds to stdout; false on a write error. */
+static bool print_outq(struct outq *out)
+{
+	struct iovec iov[16];
+
+	while (out->bytes) {
+		int n = outq_iov(out, iov, 16), i;
+
+		for (i = 0; i < n; i++)
+			if (fwrite(iov[i].iov_base, 1, iov[i].iov_len, stdout) != iov[i].iov_len)
+				return false;
+		for (i = 0; i < n; i++)
+			outq_consume(out, iov[i].iov_len);
+	}
+	return true;
 }
 
 int status_query(const char *socket_path, enum status_format format)
 {
 	char *report = read_report(socket_path), *line, *save = NULL;
 	bool json = format == STATUS_JSON, first_namespace = true, first_peer = true, complete = false;
-	struct record rec, *recs = NULL;
-	unsigned int nr_recs = 0;
+	struct record rec;
 
 	if (!report)
 		return 1;
+	if (format == STATUS_PROMETHEUS) {
+		struct outq out = { 0 };
+		int ret = status_prometheus(report, &out) || !print_outq(&out);
+
+		if (ret)
+			fprintf(stderr, "nswapd: the status report from %s is not whole, or out of memory\n",
+				socket_path);
+		outq_clear(&out);
+		free(report);
+		return ret;
+	}
 	line = strtok_r(report, "\n", &save);
 	if (!line || strcmp(line, STATUS_HEADER)) {
 		fprintf(stderr, "nswapd: %s does not speak the status format\n", socket_path);
@@ -549,18 +608,6 @@ int status_query(const char *socket_path, enum status_format format)
 		if (!strcmp(rec.kind, "end")) {
 			complete = true;
 			break;
-		}
-		if (format == STATUS_PROMETHEUS) {
-			/* every record first: a metric's samples come together */
-			struct record *grown = realloc(recs, (nr_recs + 1) * sizeof(*recs));
-
-			if (!grown) {
-				fprintf(stderr, "nswapd: out of memory\n");
-				break;
-			}
-			recs = grown;
-			recs[nr_recs++] = rec;
-			continue;
 		}
 		if (!strcmp(rec.kind, "server")) {
 			if (json) {
@@ -593,9 +640,6 @@ int status_query(const char *socket_path, enum status_format format)
 	}
 	if (json)
 		printf("%s]}\n", first_peer ? "], \"peers\": [" : "");
-	if (format == STATUS_PROMETHEUS && complete)
-		print_prometheus(recs, nr_recs);
-	free(recs);
 	free(report);
 	if (!complete) {
 		fprintf(stderr, "nswapd: status report from %s is cut short\n", socket_path);

@@ -20,6 +20,11 @@ struct server;
 int status_render(const struct server *srv, const char *listen_desc, struct outq *out);
 enum status_format { STATUS_TEXT, STATUS_JSON, STATUS_PROMETHEUS };
 
+/*
+ * Prometheus text of a status report (modified in place) appended to out:
+ * 0, or -1 for a report not whole or out of memory.
+ */
+int status_prometheus(char *report, struct outq *out);
 /* nswapd --stats: returns the exit status. */
 int status_query(const char *socket_path, enum status_format format);
 
