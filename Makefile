@@ -15,6 +15,8 @@
 #                             headers of the guests' kernels, not the running kernel's)
 #   make dkms-install         copy the module's sources to /usr/src and dkms install them
 #   make man                  the manual pages, in build/man (man -l build/man/nswapd.8)
+#   make deb                  Debian packages (dm-nswap2l-dkms, nswapd, nswap2l) in build/deb,
+#                             checked by lintian
 #   make build-check          W=1 -Werror builds for Debian 12's 6.1 and 6.12
 #                             (make test builds the same way: a warning fails it)
 
@@ -30,7 +32,7 @@ DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 DKMS_SRC ?= /usr/src/dm-nswap2l-$(DKMS_VERSION)
 DKMS_SOURCES := Kbuild dkms.conf $(filter-out %.mod.c,$(wildcard *.c *.h policy/*.c policy/*.h include/uapi/linux/*.h))
 
-.PHONY: all module build-check deps test demo bench dkms-source dkms-install man clean help
+.PHONY: all module build-check deps test demo bench dkms-source dkms-install man deb clean help
 
 all: module
 
@@ -94,5 +96,19 @@ man:
 	$(MAKE) -C tools/nswapd nswapd
 	man/make-man --out build/man
 
+# The packages are built in a copy of the tree (the files git knows, as
+# they are now; without git, everything but build/), so that the build
+# leaves the tree as it was; lintian must find no error.
+deb:
+	rm -rf build/deb
+	mkdir -p build/deb/src
+	if git rev-parse --git-dir >/dev/null 2>&1; then \
+		git ls-files -z | xargs -0 cp --parents -t build/deb/src; \
+	else \
+		tar --exclude=./build -cf - . | tar -xf - -C build/deb/src; \
+	fi
+	cd build/deb/src && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error build/deb/*.changes
+
 help:
-	@sed -n '3,19s/^# \{0,1\}//p' Makefile
+	@sed -n '3,21s/^# \{0,1\}//p' Makefile
