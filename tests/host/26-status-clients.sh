@@ -49,7 +49,7 @@ probe_ok s "${GOOD[@]}" --timeout 3 put 0-63 >/dev/null
 probe_ok s "${GOOD[@]}" --timeout 3 get 0-63 >/dev/null
 fds=$(ls "/proc/${SERVER_PID[s]}/fd" | wc -l)
 ((fds <= 16 + 8)) || fail "$fds descriptors open with status clients that do not read"
-assert_log s "status socket: 4 clients taking their reports, refusing another"
+assert_log s "status socket: 4 clients being served, refusing another"
 
 # the 4 served are closed 5 s after they came; then the report goes out again
 sleep 5.5

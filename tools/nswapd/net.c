@@ -359,67 +359,59 @@ static void accept_clients(struct loop *loop)
 	}
 }
 
-static void accept_status_client(struct loop *loop)
+/*
+ * A status or metrics client, one of at most max at once (counted in
+ * *clients): closed at once past that, so that clients that do not read
+ * cannot take every descriptor.  NULL when there is none to serve.
+ */
+static struct endpoint *accept_local_client(struct loop *loop, struct endpoint *listener,
+					     enum endpoint_kind kind, unsigned int *clients,
+					     unsigned int max, const char *what)
 {
 	struct endpoint *ep;
 	int fd;
 
-	fd = accept4(loop->status_listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = accept4(listener->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0) {
 		if (out_of_resources(errno))
 			pause_accepting(loop);
-		return;
+		return NULL;
 	}
-	/* closed at once, so that clients that do not read cannot take every descriptor */
-	if (loop->status_clients >= STATUS_MAX_CLIENTS) {
-		log_warn_peer("status socket: %d clients taking their reports, refusing another",
-			      STATUS_MAX_CLIENTS);
+	if (*clients >= max) {
+		log_warn_peer("%s: %u clients being served, refusing another", what, max);
 		close(fd);
-		return;
+		return NULL;
 	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
 		close(fd);
-		return;
+		return NULL;
 	}
-	ep->kind = EP_STATUS_CLIENT;
+	ep->kind = kind;
 	ep->fd = fd;
 	ep->opened_ms = loop->srv->now_ms;
-	loop->status_clients++;
+	(*clients)++;
 	list_add(&ep->link, &loop->endpoints);
-	if (status_render(loop->srv, loop->listen_desc, &ep->out) ||
-	    !send_queued(fd, &ep->out) || !ep->out.bytes || watch_new(loop, ep, EPOLLOUT))
+	return ep;
+}
+
+static void accept_status_client(struct loop *loop)
+{
+	struct endpoint *ep = accept_local_client(loop, &loop->status_listener, EP_STATUS_CLIENT,
+						  &loop->status_clients, STATUS_MAX_CLIENTS,
+						  "status socket");
+
+	if (ep && (status_render(loop->srv, loop->listen_desc, &ep->out) ||
+		   !send_queued(ep->fd, &ep->out) || !ep->out.bytes || watch_new(loop, ep, EPOLLOUT)))
 		endpoint_close(loop, ep);
 }
 
 static void accept_metrics_client(struct loop *loop)
 {
-	struct endpoint *ep;
-	int fd;
+	struct endpoint *ep = accept_local_client(loop, &loop->metrics_listener, EP_METRICS_CLIENT,
+						  &loop->metrics_clients, METRICS_MAX_CLIENTS, "metrics");
 
-	fd = accept4(loop->metrics_listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0) {
-		if (out_of_resources(errno))
-			pause_accepting(loop);
-		return;
-	}
-	if (loop->metrics_clients >= METRICS_MAX_CLIENTS) {
-		log_warn_peer("metrics: %d clients being answered, refusing another", METRICS_MAX_CLIENTS);
-		close(fd);
-		return;
-	}
-	ep = calloc(1, sizeof(*ep));
-	if (!ep || !(ep->request = malloc(METRICS_REQUEST_MAX))) {
-		free(ep);
-		close(fd);
-		return;
-	}
-	ep->kind = EP_METRICS_CLIENT;
-	ep->fd = fd;
-	ep->opened_ms = loop->srv->now_ms;
-	loop->metrics_clients++;
-	list_add(&ep->link, &loop->endpoints);
-	if (watch_new(loop, ep, EPOLLIN))
+	if (ep && (!(ep->request = malloc(METRICS_REQUEST_MAX)) || watch_new(loop, ep, EPOLLIN)))
 		endpoint_close(loop, ep);
 }
 

@@ -34,14 +34,20 @@ enable = yes
 """
 
 
+def config_file(test):
+    """CONF in a directory of its own for TEST (removed after it): its path"""
+    test.tmp = tempfile.mkdtemp()
+    test.addCleanup(shutil.rmtree, test.tmp)
+    path = os.path.join(test.tmp, "t.conf")
+    with open(path, "w") as f:
+        f.write(CONF)
+    os.chmod(path, 0o640)
+    return path
+
+
 class Update(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
-        self.path = os.path.join(self.tmp, "t.conf")
-        with open(self.path, "w") as f:
-            f.write(CONF)
-        os.chmod(self.path, 0o640)
+        self.path = config_file(self)
 
     def text(self):
         with open(self.path) as f:
@@ -73,11 +79,7 @@ class Saved(unittest.TestCase):
     """The commands, with the device and dmsetup mocked."""
 
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
-        self.path = os.path.join(self.tmp, "t.conf")
-        with open(self.path, "w") as f:
-            f.write(CONF)
+        self.path = config_file(self)
         run = mock.patch.object(config, "RUN_DIR", os.path.join(self.tmp, "run"))
         run.start()
         self.addCleanup(run.stop)
