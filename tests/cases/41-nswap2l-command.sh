@@ -73,8 +73,13 @@ exits_with 1 "n: a device-mapper device of that name exists" nswap2l create n --
 exits_with 1 "kernel: .*server 169.254.100.100:7999 refused the connection" nswap2l servers n add 169.254.100.100:7999
 
 # 1024 pages of a known pattern: all on the one server
+prom_written() { # Network RAM's written bytes, from --prometheus
+	nswap2l status n --prometheus | sed -n 's/^nswap2l_tier_written_bytes_total{device="n",tier="netram"} //p'
+}
+written0=$(prom_written)
 dd if=/dev/urandom of=/tmp/data bs=4k count=1024 2>/dev/null
 dd if=/tmp/data of=/dev/mapper/n bs=4k oflag=direct 2>/dev/null || die "write"
+assert_ge "$(($(prom_written) - written0))" 4194304 "written bytes counted by --prometheus"
 sum=$(sha256sum </tmp/data)
 nswap2l status n --json >/tmp/st.json || die "status --json"
 assert_eq "$(json_get /tmp/st.json 'd[0]["tiers"][0]["tier"], d[0]["tiers"][0]["used_bytes"]')" "('netram', 4194304)" "netram used (json, bytes)"
