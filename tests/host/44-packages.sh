@@ -3,7 +3,8 @@
 # error in them; installed into a scratch root (dpkg -x), nswapd --help,
 # nswap2l --version and every manual page work from there, the DKMS package
 # holds every source its Kbuild names and its dkms.conf, and the generator
-# finds the command where the package put it.
+# finds the command where the package put it.  make -C tools uninstall
+# takes back what make -C tools install put in place.
 source "$(dirname "$0")/lib.sh"
 
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO_DIR/dkms.conf")
@@ -36,4 +37,15 @@ grep -q "^ExecStart=/usr/sbin/nswapd " "$ROOT/lib/systemd/system/nswapd.service"
 gen=$ROOT/usr/lib/systemd/system-generators/nswap2l-generator
 grep -q '^NSWAP2L = "/usr/sbin/nswap2l"$' "$gen" || fail "the generator names $(grep '^NSWAP2L =' "$gen")"
 log "$(cd "$REPO_DIR/build/deb" && ls ./*.deb | xargs -n1 basename | tr '\n' ' ')"
+
+# without packages: make install under PREFIX, and uninstall takes back all
+# but /etc (the units under PREFIX too, where systemd reads them)
+make -s -C "$REPO_DIR/tools" install DESTDIR="$WORK/inst" PREFIX=/usr/local >"$WORK/inst.log" 2>&1 ||
+	fail "make -C tools install: $(tail -n 3 "$WORK/inst.log")"
+[[ -f $WORK/inst/usr/local/lib/systemd/system/nswapd.service &&
+	-f $WORK/inst/usr/local/lib/sysusers.d/nswapd.conf ]] || fail "no unit or sysusers.d file under PREFIX"
+make -s -C "$REPO_DIR/tools" uninstall DESTDIR="$WORK/inst" PREFIX=/usr/local >>"$WORK/inst.log" 2>&1 ||
+	fail "make -C tools uninstall: $(tail -n 3 "$WORK/inst.log")"
+left=$(cd "$WORK/inst" && find . -type f | grep -v '^\./etc/' || true)
+[[ -z $left ]] || fail "uninstall left $left"
 echo "ok"
