@@ -8,7 +8,8 @@
 source "$(dirname "$0")/lib.sh"
 
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO_DIR/dkms.conf")
-make -C "$REPO_DIR" deb >"$WORK/deb.log" 2>&1 || fail "make deb: $(grep -E '^(E|W): |error' "$WORK/deb.log" | head -n 5)"
+make -C "$REPO_DIR" deb >"$WORK/deb.log" 2>&1 ||
+	fail "make deb: $(grep -E '^(E|W): |error:|dpkg-buildpackage: error|Error [0-9]' "$WORK/deb.log" | head -n 5)"
 grep -E '^[EW]: ' "$WORK/deb.log" | sed 's/^/# lintian: /' || true
 ROOT=$WORK/root
 for pkg in dm-nswap2l-dkms nswapd nswap2l; do
@@ -34,6 +35,8 @@ done
 grep -q "^ExecStart=/usr/sbin/nswapd " "$ROOT/lib/systemd/system/nswapd.service" ||
 	fail "nswapd.service runs $(grep ^ExecStart "$ROOT/lib/systemd/system/nswapd.service")"
 [[ -f $ROOT/usr/lib/sysusers.d/nswapd.conf ]] || fail "no sysusers.d entry for the group nswapd"
+dpkg-deb -e "$(ls "$REPO_DIR"/build/deb/nswapd_"$version"_*.deb)" "$WORK/nswapd.control" || fail "dpkg-deb -e nswapd"
+grep -q "systemd-sysusers" "$WORK/nswapd.control/postinst" || fail "nswapd's postinst does not make its group"
 gen=$ROOT/usr/lib/systemd/system-generators/nswap2l-generator
 grep -q '^NSWAP2L = "/usr/sbin/nswap2l"$' "$gen" || fail "the generator names $(grep '^NSWAP2L =' "$gen")"
 log "$(cd "$REPO_DIR/build/deb" && ls ./*.deb | xargs -n1 basename | tr '\n' ' ')"
