@@ -98,10 +98,14 @@ struct nswap2l_prefetch_view {
 	u64 busy_x100;		/* foreground bios in flight, mean since last wake-up, x100 */
 	/*
 	 * Each tier's mean foreground read latency over the intervals in which
-	 * both served reads (0: too few flash reads yet to tell).
+	 * both served reads (0: too few flash reads yet to tell): over all of
+	 * them, the moves' load included, and over the quiet ones, after a
+	 * wake-up that moved nothing (prefetch.c, compare_tier_reads()).
 	 */
 	u64 netram_read_ns;
 	u64 flash_read_ns;
+	u64 quiet_netram_read_ns;
+	u64 quiet_flash_read_ns;
 	u64 prefetched[NSWAP2L_PREFETCH_ARMS];	/* pages each arm moved, ever */
 	u64 reads[NSWAP2L_PREFETCH_ARMS];	/* flash reads of those pages */
 	u64 rewritten[NSWAP2L_PREFETCH_ARMS];	/* of those pages, placed again by a write */
@@ -117,10 +121,31 @@ static inline bool nswap2l_netram_scarce(const struct nswap2l_prefetch_view *vie
 	return view->room * 100 < (view->held + view->room) * pct;
 }
 
-/* Flash reads are slower than Network RAM's, both measured. */
+/*
+ * Flash reads are slower, or not slower, than Network RAM's while nothing
+ * moves, both measured: whether reads served by flash make a move pay.  Not
+ * as loaded by the moves, which slow Network RAM themselves.
+ */
 static inline bool nswap2l_flash_slower(const struct nswap2l_prefetch_view *view)
 {
-	return view->netram_read_ns && view->flash_read_ns > view->netram_read_ns;
+	return view->quiet_netram_read_ns && view->quiet_flash_read_ns > view->quiet_netram_read_ns;
+}
+
+static inline bool nswap2l_flash_not_slower(const struct nswap2l_prefetch_view *view)
+{
+	return view->quiet_netram_read_ns && !nswap2l_flash_slower(view);
+}
+
+/*
+ * Room made in Network RAM pays: it is scarce (below @pct % free), and its
+ * reads, under the moves that make the room, are still not slower than
+ * flash's (or not measured yet).  Otherwise the pages it keeps are read
+ * slower there than from flash.
+ */
+static inline bool nswap2l_room_pays(const struct nswap2l_prefetch_view *view, unsigned int pct)
+{
+	return nswap2l_netram_scarce(view, pct) &&
+	       !(view->flash_read_ns && view->netram_read_ns > view->flash_read_ns);
 }
 
 /* Common head of the three kinds, for the registry. */

@@ -46,6 +46,12 @@
 #define PREFETCH_MAX_INTERVAL_MS	60000
 #define PREFETCH_MAX_CAP		(1U << 20)
 
+/* Flash's reads against Network RAM's over a set of intervals (compare_tier_reads()). */
+struct tier_comparison {
+	u64 reads;			/* flash reads compared */
+	u64 flash_ns, netram_ns;	/* their time, and what as many Network RAM reads cost */
+};
+
 /* Backing off (back_off()): foreground read latency after moves and after none. */
 struct prefetch_backoff {
 	u64 read_ns_moved, read_ns_control;
@@ -72,7 +78,9 @@ struct nswap2l_prefetch {
 	u64 last_busy, last_samples;
 	/* Each tier's reads until the last wake-up, and the two compared (compare_tier_reads()). */
 	u64 last_tier_reads[NSWAP2L_NR_TIERS], last_tier_read_ns[NSWAP2L_NR_TIERS];
-	u64 compared_reads, compared_flash_ns, compared_netram_ns;
+	struct tier_comparison compared;	/* every interval: as the moves load the tiers */
+	struct tier_comparison compared_quiet;	/* the intervals after a wake-up that moved nothing */
+	bool moved_last;			/* the last wake-up moved pages */
 	struct prefetch_backoff backoff;	/* starts again when the policy changes */
 	u64 largest_wakeup;		/* most pages moved at one wake-up since cfg changed */
 
@@ -291,32 +299,42 @@ int nswap2l_prefetch_check_tiers(const struct nswap2l_prefetch_config *cfg, cons
  * after COMPARED_MIN_READS flash reads; halved at COMPARED_FADE_READS, so
  * that a change of the tiers shows.  @reads, @read_ns: each tier's, this
  * interval.
+ *
+ * Two such comparisons: over every interval, as the moves load the tiers,
+ * and over the quiet intervals, after a wake-up that moved nothing.  The
+ * moves' own requests slow Network RAM (foreground reads queue behind
+ * theirs; in a guest each one also costs the CPU the workload runs on), so
+ * under them a flash slower than an idle Network RAM looked faster, and
+ * moving justified itself.  Whether flash reads are faster is asked of the
+ * quiet intervals; whether Network RAM, with the moves, is still faster
+ * than flash (so the room they make there is worth having) of all of them
+ * (policy.h).
  */
 #define COMPARED_MIN_READS	64
 #define COMPARED_FADE_READS	8192
 
-static void compare_tier_reads(struct nswap2l_prefetch *pf, const u64 *reads, const u64 *read_ns,
-			       struct nswap2l_prefetch_view *view)
+static void compare_tier_reads(struct tier_comparison *c, const u64 *reads, const u64 *read_ns)
 {
-	if (reads[NSWAP2L_TIER_FLASH] && reads[NSWAP2L_TIER_NETRAM]) {
-		pf->compared_reads += reads[NSWAP2L_TIER_FLASH];
-		pf->compared_flash_ns += read_ns[NSWAP2L_TIER_FLASH];
-		pf->compared_netram_ns += div64_u64(read_ns[NSWAP2L_TIER_NETRAM],
-						    reads[NSWAP2L_TIER_NETRAM]) *
-					  reads[NSWAP2L_TIER_FLASH];
-		if (pf->compared_reads >= COMPARED_FADE_READS) {
-			pf->compared_reads /= 2;
-			pf->compared_flash_ns /= 2;
-			pf->compared_netram_ns /= 2;
-		}
-	}
-	if (pf->compared_reads < COMPARED_MIN_READS) {
-		view->flash_read_ns = 0;
-		view->netram_read_ns = 0;
+	if (!reads[NSWAP2L_TIER_FLASH] || !reads[NSWAP2L_TIER_NETRAM])
 		return;
+	c->reads += reads[NSWAP2L_TIER_FLASH];
+	c->flash_ns += read_ns[NSWAP2L_TIER_FLASH];
+	c->netram_ns += div64_u64(read_ns[NSWAP2L_TIER_NETRAM], reads[NSWAP2L_TIER_NETRAM]) *
+			reads[NSWAP2L_TIER_FLASH];
+	if (c->reads >= COMPARED_FADE_READS) {
+		c->reads /= 2;
+		c->flash_ns /= 2;
+		c->netram_ns /= 2;
 	}
-	view->flash_read_ns = div64_u64(pf->compared_flash_ns, pf->compared_reads);
-	view->netram_read_ns = div64_u64(pf->compared_netram_ns, pf->compared_reads);
+}
+
+/* The two tiers' mean read latencies of @c; 0 until it is trusted. */
+static void compared_means(const struct tier_comparison *c, u64 *flash_ns, u64 *netram_ns)
+{
+	bool trusted = c->reads >= COMPARED_MIN_READS;
+
+	*flash_ns = trusted ? div64_u64(c->flash_ns, c->reads) : 0;
+	*netram_ns = trusted ? div64_u64(c->netram_ns, c->reads) : 0;
 }
 
 /* The view since the last look; returns the foreground read latency, mean (0: no reads). */
@@ -342,7 +360,12 @@ static u64 look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view)
 	view->written = written - pf->last_written;
 	pf->last_written = written;
 	/* A picker is only installed on a device with Network RAM and flash. */
-	compare_tier_reads(pf, reads, read_ns, view);
+	compare_tier_reads(&pf->compared, reads, read_ns);
+	if (!pf->moved_last)
+		compare_tier_reads(&pf->compared_quiet, reads, read_ns);
+	compared_means(&pf->compared, &view->flash_read_ns, &view->netram_read_ns);
+	compared_means(&pf->compared_quiet, &view->quiet_flash_read_ns,
+		       &view->quiet_netram_read_ns);
 	view->held = max_t(s64, atomic64_read(&nc->tiers[NSWAP2L_TIER_NETRAM]->used), 0);
 	view->room = nswap2l_tier_free(nc->tiers[NSWAP2L_TIER_NETRAM]);
 
@@ -502,6 +525,7 @@ static void prefetch_work(struct work_struct *work)
 	mutex_lock(&pf->lock);
 	pf->largest_wakeup = max(pf->largest_wakeup, moved);
 	pf->backoff.moved_last = moved;
+	pf->moved_last = moved;
 	mutex_unlock(&pf->lock);
 	if (!READ_ONCE(pf->paused))
 		queue_delayed_work(pf->wq, &pf->work, msecs_to_jiffies(interval));
@@ -699,10 +723,14 @@ int nswap2l_prefetch_emit_counters(struct nswap2l *nc, char *buf, int len)
 	return len + sysfs_emit_at(buf, len, "\ncancelled %lld\n", atomic64_read(&pf->cancelled));
 }
 
-/* A tier's mean read latency as compare_tier_reads() compares them, in us. */
-static u64 compared_us(const struct nswap2l_prefetch *pf, u64 ns)
+/* "<prefix>reads", "<prefix>flash_read_us", "<prefix>netram_read_us" of @c. */
+static int emit_comparison(char *buf, int len, const char *prefix, const struct tier_comparison *c)
 {
-	return pf->compared_reads ? div64_u64(ns, pf->compared_reads * NSEC_PER_USEC) : 0;
+	u64 per_read = max_t(u64, c->reads, 1) * NSEC_PER_USEC;
+
+	return len + sysfs_emit_at(buf, len, "%sreads %llu\n%sflash_read_us %llu\n%snetram_read_us %llu\n",
+				   prefix, c->reads, prefix, div64_u64(c->flash_ns, per_read),
+				   prefix, div64_u64(c->netram_ns, per_read));
 }
 
 ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
@@ -718,9 +746,8 @@ ssize_t nswap2l_prefetch_show_stats(struct nswap2l *nc, char *buf)
 	policy = which_name(&pf->cfg);
 	largest = pf->largest_wakeup;
 	len = sysfs_emit(buf, "policy %s\nwakeups %lld\n", policy, atomic64_read(&pf->wakeups));
-	len += sysfs_emit_at(buf, len, "compared_reads %llu\ncompared_flash_read_us %llu\ncompared_netram_read_us %llu\n",
-			     pf->compared_reads, compared_us(pf, pf->compared_flash_ns),
-			     compared_us(pf, pf->compared_netram_ns));
+	len = emit_comparison(buf, len, "compared_", &pf->compared);
+	len = emit_comparison(buf, len, "quiet_compared_", &pf->compared_quiet);
 	len += sysfs_emit_at(buf, len, "rate_pct %u\nread_after_moves_us %llu\nread_after_control_us %llu\n",
 			     pf->backoff.rate * 100 / NSWAP2L_SHARE_FULL,
 			     div_u64(pf->backoff.read_ns_moved, NSEC_PER_USEC),

@@ -6,13 +6,15 @@
  * The measure, per arm, is what its moved pages bought, per mille of them.
  * Prefetching pays for two reasons (Nswap2L): reads served by a faster
  * flash, and Network RAM kept free for new writes when it is scarce.  So
- * a page read back from flash counts for the arm while flash reads are
- * faster than Network RAM's (the paper's Table IV metric; also while
- * either is not measured yet) and against it while they are slower; a page
+ * a page read back from flash counts for the arm unless flash reads are
+ * slower than Network RAM's while nothing moves (the paper's Table IV
+ * metric), and against it while they are; a page
  * written again soon counts against it (its write took it back: a flash
  * write and a Network RAM read for nothing); a page left alone counts for
  * it while Network RAM is scarce (less than NSWAP2L_SCARCE_PCT of it free),
- * where it made room.  So with room to spare and a slower flash no arm
+ * where it made room, unless Network RAM, under the moves, reads slower
+ * than flash (nswap2l_room_pays()): then the room holds pages read slower
+ * than from flash.  So with room to spare and a slower flash no arm
  * pays and auto nearly stops, and when room is scarce the arm that moves
  * cold pages wins (lrs, not mrs).  An epsilon-greedy bandit
  * picks the arm: every arm is tried first, then the best one, and a random
@@ -53,7 +55,7 @@ struct auto_picker {
 	u64 seen_rewritten[NSWAP2L_PREFETCH_ARMS];
 	/* Why moving pays now: the last wake-up's view. */
 	bool flash_slower;		/* than Network RAM, for reads */
-	bool scarce;			/* Network RAM has little room */
+	bool room_pays;			/* Network RAM has little room, and is faster */
 };
 
 /* Pages of @arm's that paid, net, per 1000 it moved: -1000..1000. */
@@ -64,7 +66,7 @@ static s64 score(struct auto_picker *ap, unsigned int arm)
 
 	if (!moved)
 		return 0;
-	if (ap->scarce)
+	if (ap->room_pays)
 		paid += max_t(s64, moved - reads - rewritten, 0);
 	return clamp_t(s64, div64_s64(paid * 1000, moved), -1000, 1000);
 }
@@ -107,7 +109,7 @@ static void learn(struct auto_picker *ap, const struct nswap2l_prefetch_view *vi
 		}
 	}
 	ap->flash_slower = nswap2l_flash_slower(view);
-	ap->scarce = nswap2l_netram_scarce(view, NSWAP2L_SCARCE_PCT);
+	ap->room_pays = nswap2l_room_pays(view, NSWAP2L_SCARCE_PCT);
 }
 
 static u64 auto_begin(struct nswap2l_picker *p, const struct nswap2l_prefetch_view *view,
@@ -157,8 +159,8 @@ static int auto_emit_stats(struct nswap2l_picker *p, char *buf, int len)
 	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
 	unsigned int arm;
 
-	len += sysfs_emit_at(buf, len, "auto_flash_slower %d\nauto_scarce %d\n",
-			     ap->flash_slower, ap->scarce);
+	len += sysfs_emit_at(buf, len, "auto_flash_slower %d\nauto_room_pays %d\n",
+			     ap->flash_slower, ap->room_pays);
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
 		if (ap->arms[arm])
 			len += sysfs_emit_at(buf, len, "%s_score %lld\n",

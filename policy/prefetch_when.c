@@ -4,10 +4,12 @@
  * many pages at most (Q2's amount and the cap bound it further)?
  *
  *   pays[:P]   (the default) only while a move pays, for one of Nswap2L's
- *              two reasons, as measured: flash reads are faster than
- *              Network RAM's, or Network RAM is scarce, less than P % of it
- *              free (default 25).  The tiers' reads are compared under
- *              the same load (prefetch.c, pair_tier_reads()); until
+ *              two reasons, as measured: flash reads are not slower than
+ *              Network RAM's while nothing moves, or Network RAM is scarce,
+ *              less than P % of it free (default 25), and its reads, with
+ *              the moves' load, not slower than flash's.  The tiers' reads
+ *              are compared under the same load (prefetch.c,
+ *              compare_tier_reads()); until
  *              flash's are measured so, it moves a probe of
  *              PAYS_PROBE_PAGES in all, whose reads measure flash:
  *              moving at full rate meanwhile (a fill writes and reads
@@ -33,10 +35,11 @@ static u64 pays_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 	u64 moved = 0;
 	unsigned int arm;
 
-	if (nswap2l_netram_scarce(view, arg))
+	if (nswap2l_room_pays(view, arg) || nswap2l_flash_not_slower(view))
 		return U64_MAX;
+	/* Measured, and no reason: the quiet intervals that follow measure flash against an idle Network RAM. */
 	if (view->flash_read_ns && view->netram_read_ns)
-		return nswap2l_flash_slower(view) ? 0 : U64_MAX;
+		return 0;
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
 		moved += view->prefetched[arm];
 	return moved < PAYS_PROBE_PAGES ? PAYS_PROBE_PAGES - moved : 0;
