@@ -39,24 +39,30 @@ enum metrics_request metrics_parse_request(const char *buf, size_t len)
 	return METRICS_GET;
 }
 
+static int copy_out(void *arg, const void *data, size_t len)
+{
+	char **end = arg;
+
+	memcpy(*end, data, len);
+	*end += len;
+	return 0;
+}
+
 /* The queued bytes of q as one NUL-terminated string, or NULL. */
 static char *outq_string(struct outq *q)
 {
-	char *s = malloc(q->bytes + 1);
-	size_t len = 0;
+	char *s = malloc(q->bytes + 1), *end = s;
 
 	if (!s)
 		return NULL;
-	while (q->bytes) {
-		struct iovec iov;
-
-		outq_iov(q, &iov, 1);
-		memcpy(s + len, iov.iov_base, iov.iov_len);
-		len += iov.iov_len;
-		outq_consume(q, iov.iov_len);
-	}
-	s[len] = '\0';
+	outq_drain(q, copy_out, &end);
+	*end = '\0';
 	return s;
+}
+
+static int append_to(void *arg, const void *data, size_t len)
+{
+	return outq_append(arg, data, len);
 }
 
 static int respond(struct outq *out, const char *status, const char *extra_header, struct outq *body)
@@ -69,15 +75,7 @@ static int respond(struct outq *out, const char *status, const char *extra_heade
 
 	if (n < 0 || (size_t)n >= sizeof(header) || outq_append(out, header, (size_t)n))
 		return -1;
-	while (body->bytes) {
-		struct iovec iov;
-
-		outq_iov(body, &iov, 1);
-		if (outq_append(out, iov.iov_base, iov.iov_len))
-			return -1;
-		outq_consume(body, iov.iov_len);
-	}
-	return 0;
+	return outq_drain(body, append_to, out);
 }
 
 int metrics_respond(const struct server *srv, const char *listen_desc, enum metrics_request req,

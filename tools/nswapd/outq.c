@@ -154,3 +154,16 @@ void outq_clear(struct outq *q)
 	q->bytes = 0;
 	q->expected = 0;
 }
+
+int outq_drain(struct outq *q, int (*sink)(void *arg, const void *data, size_t len), void *arg)
+{
+	while (q->bytes) {
+		const struct outq_chunk *c = q->head;
+		size_t len = c->end - c->start;
+
+		if (sink(arg, c->data + c->start, len))
+			return -1;
+		outq_consume(q, len);
+	}
+	return 0;
+}

@@ -44,5 +44,11 @@ int outq_iov(const struct outq *q, struct iovec *iov, int max);
 /* Drops the first n queued bytes (they were sent), and the chunks they emptied. */
 void outq_consume(struct outq *q, size_t n);
 void outq_clear(struct outq *q);
+/*
+ * Hands the queued bytes to sink(arg, data, len) chunk by chunk, in order,
+ * dropping each once taken; stops at the first sink that returns nonzero
+ * and returns -1 (what it was given stays queued), else 0.
+ */
+int outq_drain(struct outq *q, int (*sink)(void *arg, const void *data, size_t len), void *arg);
 
 #endif

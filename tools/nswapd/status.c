@@ -559,21 +559,10 @@ int status_prometheus(char *report, struct outq *out)
 	return ret;
 }
 
-/* Writes what OUT holds to stdout; false on a write error. */
-static bool print_outq(struct outq *out)
+static int write_stdout(void *arg, const void *data, size_t len)
 {
-	struct iovec iov[16];
-
-	while (out->bytes) {
-		int n = outq_iov(out, iov, 16), i;
-
-		for (i = 0; i < n; i++)
-			if (fwrite(iov[i].iov_base, 1, iov[i].iov_len, stdout) != iov[i].iov_len)
-				return false;
-		for (i = 0; i < n; i++)
-			outq_consume(out, iov[i].iov_len);
-	}
-	return true;
+	(void)arg;
+	return fwrite(data, 1, len, stdout) == len ? 0 : -1;
 }
 
 int status_query(const char *socket_path, enum status_format format)
@@ -586,7 +575,7 @@ int status_query(const char *socket_path, enum status_format format)
 		return 1;
 	if (format == STATUS_PROMETHEUS) {
 		struct outq out = { 0 };
-		int ret = status_prometheus(report, &out) || !print_outq(&out);
+		int ret = status_prometheus(report, &out) || outq_drain(&out, write_stdout, NULL);
 
 		if (ret)
 			fprintf(stderr, "nswapd: the status report from %s is not whole, or out of memory\n",

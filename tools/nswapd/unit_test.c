@@ -875,6 +875,43 @@ static void test_outq(void)
 	outq_clear(&q);
 }
 
+/* A sink that takes chunks into a buffer until it holds limit bytes. */
+struct drain_sink {
+	uint8_t *buf;
+	size_t len, limit;
+};
+
+static int take_chunk(void *arg, const void *data, size_t len)
+{
+	struct drain_sink *sink = arg;
+
+	if (sink->len + len > sink->limit)
+		return -1;
+	memcpy(sink->buf + sink->len, data, len);
+	sink->len += len;
+	return 0;
+}
+
+/* outq_drain() hands every byte in order; a sink's refusal keeps what it refused queued. */
+static void test_outq_drain(void)
+{
+	static uint8_t data[3 * OUTQ_CHUNK_SIZE + 100], out[sizeof(data)];
+	struct drain_sink sink = { .buf = out, .limit = OUTQ_CHUNK_SIZE + 10 };
+	struct outq q = { 0 };
+	size_t i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13);
+	for (i = 0; i < sizeof(data); i += 1000)
+		CHECK(!outq_append(&q, data + i, sizeof(data) - i < 1000 ? sizeof(data) - i : 1000));
+	CHECK(outq_drain(&q, take_chunk, &sink) == -1);
+	CHECK(sink.len > 0 && sink.len <= sink.limit && q.bytes == sizeof(data) - sink.len);
+	sink.limit = sizeof(data);
+	CHECK(outq_drain(&q, take_chunk, &sink) == 0);
+	CHECK(q.bytes == 0 && !q.head && sink.len == sizeof(data) && !memcmp(out, data, sizeof(data)));
+	CHECK(outq_drain(&q, take_chunk, &sink) == 0);
+}
+
 static ptrdiff_t outq_memory;
 
 static void count_outq_memory(struct outq *q, ptrdiff_t bytes)
@@ -2800,6 +2837,7 @@ int main(void)
 	test_parser_copy();
 	test_parser_release();
 	test_outq();
+	test_outq_drain();
 	test_outq_memory();
 	test_store();
 	test_store_put_new();
