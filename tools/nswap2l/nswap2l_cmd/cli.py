@@ -261,11 +261,11 @@ def save(name, changes):
         print(f"nswap2l: not saved: {name} was not created from a config file "
               "(create --config); the change lasts until the device is removed", file=sys.stderr)
         return
-    old = config.load(path)
-    for section, key, value in changes:
-        if callable(value):
-            value = value(old.get(config.KEYS[section][key]))
-        config.update(path, section, key, value)
+    if any(callable(value) for _, _, value in changes):
+        old = config.load(path)
+        changes = [(section, key, value(old.get(config.KEYS[section][key])) if callable(value)
+                    else value) for section, key, value in changes]
+    config.update(path, changes)
     print(f"nswap2l: saved in {path}", file=sys.stderr)
 
 

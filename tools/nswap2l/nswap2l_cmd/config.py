@@ -96,13 +96,10 @@ _SECTION = re.compile(r"^\s*\[([^]]*)\]")
 _COMMENT = re.compile(r"(\s#.*)$")
 
 
-def update(path, section, key, value):
-    """Sets KEY = VALUE in [SECTION] of the file at PATH (None: removes the
-    key), keeping every other line as it was, comments too; a missing key
-    goes at the end of its section, a missing section at the end.  The file
-    is replaced whole (a crash leaves the old one or the new one)."""
-    with open(path) as f:
-        lines = f.read().splitlines()
+def _set_key(lines, section, key, value):
+    """LINES with KEY = VALUE in [SECTION] (None: without the key), every
+    other line as it was, comments too; a missing key goes at the end of its
+    section, a missing section at the end."""
     key_line = re.compile(rf"^\s*{re.escape(key)}\s*[=:]")
     new = f"{key} = {value}"
     current, end_of_section, done = None, None, False
@@ -125,6 +122,17 @@ def update(path, section, key, value):
             out += ([""] if out and out[-1].strip() else []) + [f"[{section}]", new]
         else:
             out.insert(end_of_section, new)
+    return out
+
+
+def update(path, changes):
+    """Applies CHANGES, [(section, key, value)], to the file at PATH as
+    _set_key() does, in order, and replaces the file once (a crash leaves
+    the old one or the new one)."""
+    with open(path) as f:
+        out = f.read().splitlines()
+    for section, key, value in changes:
+        out = _set_key(out, section, key, value)
     tmp = f"{path}.nswap2l.tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(out) + "\n")

@@ -54,23 +54,22 @@ class Update(unittest.TestCase):
             return f.read()
 
     def test_replace_keeps_the_rest(self):
-        config.update(self.path, "device", "client", "web2")
+        config.update(self.path, [("device", "client", "web2")])
         self.assertEqual(self.text(), CONF.replace("client = web1              # the servers",
                                                    "client = web2   # the servers"))
         self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o640)
 
     def test_add_key_and_section(self):
-        config.update(self.path, "prefetch", "when", "idle")
-        config.update(self.path, "device", "size", "16G")
+        config.update(self.path, [("prefetch", "when", "idle"), ("device", "size", "16G")])
         self.assertEqual(config.load(self.path)["when"], "idle")
-        config.update(self.path, "nosuch", "x", "1")
+        config.update(self.path, [("nosuch", "x", "1")])
         text = self.text()
         self.assertIn("# when = always\npolicy = lrs\nwhen = idle\n\n[swap]", text)
         self.assertIn("flash = /dev/vdb\nsize = 16G\n\n[prefetch]", text)
         self.assertTrue(text.endswith("enable = yes\n\n[nosuch]\nx = 1\n"))
 
     def test_remove_key(self):
-        config.update(self.path, "prefetch", "policy", None)
+        config.update(self.path, [("prefetch", "policy", None)])
         self.assertNotIn("policy", self.text())
         self.assertIn("# when = always", self.text())
 
@@ -124,10 +123,12 @@ class Saved(unittest.TestCase):
 
     def test_prefetch(self):
         config.remember("t", self.path)
-        code, _, err = self.run_cli("prefetch", "t", "mrs", "--interval", "200")
+        with mock.patch.object(config.os, "replace", wraps=os.replace) as replace:
+            code, _, err = self.run_cli("prefetch", "t", "mrs", "--interval", "200", "--when", "idle")
         self.assertEqual(code, 0, err)
+        self.assertEqual(replace.call_count, 1, "the file is replaced once for all the changes")
         saved = config.load(self.path)
-        self.assertEqual((saved["prefetch"], saved["interval"]), ("mrs", "200"))
+        self.assertEqual((saved["prefetch"], saved["interval"], saved["when"]), ("mrs", "200", "idle"))
 
     def test_resize(self):
         config.remember("t", self.path)
