@@ -9,6 +9,8 @@
 # free pages, those on the per-CPU lists included: 6.12 keeps up to ~17 MiB
 # there, which MemFree leaves out) must agree within 4 MiB for each device,
 # and everything is freed on remove.
+# The module's own logic, so it runs on one kernel (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 512M
 # disks: flash=64M
 # servers: 1

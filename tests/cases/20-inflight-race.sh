@@ -12,6 +12,8 @@
 # pages (64 at a time), each pass verified.  Region B: random reads and writes while a loop discards it.
 # Region C: checksummed pages written, verified and discarded over and over.
 # The mover drains server 0 and takes it back, again and again.
+# The module's own logic, so it runs on one kernel (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 256M
 # servers: 2 max=32M
 # disks: flash=64M

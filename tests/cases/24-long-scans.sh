@@ -6,6 +6,8 @@
 # tests/progs/latency, a thread per CPU).  Then the device is removed while
 # both servers' connections are busy: every receiver stops before any
 # server is freed.
+# The module's own logic, so it runs on one kernel (tests/README.md, "One kernel").
+# kernels: 6.1
 # mem: 2560M
 # servers: 2 max=64M reserve=32M
 # disks: flash=64M
