@@ -81,6 +81,7 @@ struct nswap2l_prefetch {
 	struct tier_comparison compared;	/* every interval: as the moves load the tiers */
 	struct tier_comparison compared_quiet;	/* the intervals after a wake-up that moved nothing */
 	bool moved_last;			/* the last wake-up moved pages */
+	u64 compared_at;			/* the wake-up whose interval was last compared */
 	struct prefetch_backoff backoff;	/* starts again when the policy changes */
 	u64 largest_wakeup;		/* most pages moved at one wake-up since cfg changed */
 
@@ -313,10 +314,11 @@ int nswap2l_prefetch_check_tiers(const struct nswap2l_prefetch_config *cfg, cons
 #define COMPARED_MIN_READS	64
 #define COMPARED_FADE_READS	8192
 
-static void compare_tier_reads(struct tier_comparison *c, const u64 *reads, const u64 *read_ns)
+/* False if this interval had nothing to compare. */
+static bool compare_tier_reads(struct tier_comparison *c, const u64 *reads, const u64 *read_ns)
 {
 	if (!reads[NSWAP2L_TIER_FLASH] || !reads[NSWAP2L_TIER_NETRAM])
-		return;
+		return false;
 	c->reads += reads[NSWAP2L_TIER_FLASH];
 	c->flash_ns += read_ns[NSWAP2L_TIER_FLASH];
 	c->netram_ns += div64_u64(read_ns[NSWAP2L_TIER_NETRAM], reads[NSWAP2L_TIER_NETRAM]) *
@@ -326,6 +328,7 @@ static void compare_tier_reads(struct tier_comparison *c, const u64 *reads, cons
 		c->flash_ns /= 2;
 		c->netram_ns /= 2;
 	}
+	return true;
 }
 
 /* The two tiers' mean read latencies of @c; 0 until it is trusted. */
@@ -360,7 +363,9 @@ static u64 look(struct nswap2l_prefetch *pf, struct nswap2l_prefetch_view *view)
 	view->written = written - pf->last_written;
 	pf->last_written = written;
 	/* A picker is only installed on a device with Network RAM and flash. */
-	compare_tier_reads(&pf->compared, reads, read_ns);
+	if (compare_tier_reads(&pf->compared, reads, read_ns))
+		pf->compared_at = atomic64_read(&pf->wakeups);
+	view->uncompared_wakeups = atomic64_read(&pf->wakeups) - pf->compared_at;
 	if (!pf->moved_last)
 		compare_tier_reads(&pf->compared_quiet, reads, read_ns);
 	compared_means(&pf->compared, &view->flash_read_ns, &view->netram_read_ns);

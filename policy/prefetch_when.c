@@ -17,7 +17,10 @@
  *              cost more than the moves.  Once flash reads are
  *              slower and Network RAM has room, moving would only cost: a
  *              Network RAM read and a flash write per page, and a slower
- *              read back.
+ *              read back; but after PAYS_REPROBE_WAKEUPS wake-ups without
+ *              an interval in which both tiers served reads, a probe again
+ *              (one wake-up's share of PAYS_PROBE_PAGES), so that a change
+ *              of the tiers is seen.
  *   always     at every wake-up
  *   swapping   only while pages are being written (Nswap2L: prefetch while
  *              the machine swaps out, when Network RAM fills)
@@ -29,6 +32,7 @@
 #include "../policy.h"
 
 #define PAYS_PROBE_PAGES	256
+#define PAYS_REPROBE_WAKEUPS	1024
 
 static u64 pays_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 {
@@ -37,9 +41,14 @@ static u64 pays_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 
 	if (nswap2l_room_pays(view, arg) || nswap2l_flash_not_slower(view))
 		return U64_MAX;
-	/* Measured, and no reason: the quiet intervals that follow measure flash against an idle Network RAM. */
+	/*
+	 * Measured, and no reason: the quiet intervals that follow measure
+	 * flash against an idle Network RAM, while flash's pages are read.
+	 * When none are, the last word would stand for good: a probe again.
+	 */
 	if (view->flash_read_ns && view->netram_read_ns)
-		return 0;
+		return view->uncompared_wakeups && !(view->uncompared_wakeups % PAYS_REPROBE_WAKEUPS) ?
+		       PAYS_PROBE_PAGES : 0;
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
 		moved += view->prefetched[arm];
 	return moved < PAYS_PROBE_PAGES ? PAYS_PROBE_PAGES - moved : 0;

@@ -6,9 +6,11 @@
 # by, while flash reads are not measured (moving at full rate meanwhile
 # filled flash during a swap fill); reads of the moved pages (one page each,
 # as swap's) measure the flash; then, with Network RAM mostly free, new pages stay in
-# Network RAM however many wake-ups go by (with when=always rr would move
-# them all).  when=pays:100 (scarce below 100 % free: always here) moves
-# them; the data verifies throughout.
+# Network RAM (with when=always rr would move
+# them all), but for one wake-up's probe after 1024 wake-ups in which
+# flash served no read (its last measure would stand for good).
+# when=pays:100 (scarce below 100 % free: always here) moves them; the data
+# verifies throughout.
 # kernels: 6.1
 # servers: 1
 # disks: flash=64M
@@ -48,6 +50,16 @@ pf_set pays policy rr || die "policy rr"
 w=$(pf_stat pays wakeups)
 wait_until 30 pays "20 wake-ups" pf_stat_ge pays wakeups $((w + 20))
 assert_eq "$(pf_stat pays prefetched)" "$moved" "pages moved while a move does not pay"
+
+# 2b. nothing read from flash since: after 1024 wake-ups, one wake-up's probe again
+pf_set pays interval 10 || die "interval 10"
+wait_until 90 pays "a probe again after 1024 wake-ups with no flash read" \
+	pf_stat_ge pays prefetched $((moved + 1))
+reprobed=$(($(pf_stat pays prefetched) - moved))
+log "probed again after $(($(pf_stat pays wakeups) - w)) wake-ups: $reprobed pages"
+assert_ge "$(pf_stat pays wakeups)" $((w + 1000)) "wake-ups before the probe again"
+assert_eq "$reprobed" 64 "pages of the probe again (one wake-up's, 64 allowed)"
+moved=$(pf_stat pays prefetched)
 
 # 3. Network RAM scarce by the setting: the worker moves again
 pf_set pays when pays:100 || die "when pays:100"
