@@ -220,7 +220,10 @@ run_one() { # wl policy round
 			"netram_read_us=$(kv /tmp/pf.prof netram_read_mean_us) flash_read_us=$(kv /tmp/pf.prof flash_read_mean_us)" \
 			"prefetched=$(kv /tmp/pf.stats prefetched) reads_per_prefetch=$(kv /tmp/pf.stats reads_per_prefetch)" \
 			"swap_ra=$SWAP_RA swap_ra_hit=$SWAP_RA_HIT flash_wait_us=$wait_us" \
-			"choice=$(kv /tmp/pf.stats choice) netram_mb=$NETRAM_MB cold_mb=$COLD_MB hot_mb=$HOT_MB round=$3"
+			"choice=$(kv /tmp/pf.stats choice) netram_mb=$NETRAM_MB cold_mb=$COLD_MB hot_mb=$HOT_MB round=$3" \
+			"compared_netram_us=$(kv /tmp/pf.stats compared_netram_read_us) compared_flash_us=$(kv /tmp/pf.stats compared_flash_read_us)" \
+			"quiet_netram_us=$(kv /tmp/pf.stats quiet_compared_netram_read_us) quiet_flash_us=$(kv /tmp/pf.stats quiet_compared_flash_read_us)" \
+			"rate_pct=$(kv /tmp/pf.stats rate_pct)"
 	else
 		echo "@@BENCH prefetch speed=$SPEED wl=$1 policy=$2 secs=$SECS prefetched=$(kv /tmp/pf.stats prefetched)" \
 			"wall=$WALL swapins=$SWAPINS swapouts=$SWAPOUTS" \
