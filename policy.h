@@ -123,18 +123,23 @@ static inline bool nswap2l_netram_scarce(const struct nswap2l_prefetch_view *vie
 }
 
 /*
- * Flash reads are slower, or not slower, than Network RAM's while nothing
- * moves, both measured: whether reads served by flash make a move pay.  Not
- * as loaded by the moves, which slow Network RAM themselves.
+ * Moves pay for reads, both tiers measured: flash reads are not slower than
+ * Network RAM's while nothing moves (not as loaded by the moves, which
+ * slow Network RAM themselves), and by at least as much as the moves slow
+ * Network RAM's reads (all intervals against the quiet ones): what a read
+ * of a moved page saves on flash must not be lost again on each Network
+ * RAM read beside the moves (issue 33's benchmark at flash 0.9x: flash
+ * 0.2-0.9 ms faster than an idle Network RAM, which the moves slowed by
+ * 0.9-1.4 ms, and moving cost 19-26 % of the run).
  */
-static inline bool nswap2l_flash_slower(const struct nswap2l_prefetch_view *view)
+static inline bool nswap2l_reads_pay(const struct nswap2l_prefetch_view *view)
 {
-	return view->quiet_netram_read_ns && view->quiet_flash_read_ns > view->quiet_netram_read_ns;
-}
+	u64 quiet = view->quiet_netram_read_ns;
 
-static inline bool nswap2l_flash_not_slower(const struct nswap2l_prefetch_view *view)
-{
-	return view->quiet_netram_read_ns && !nswap2l_flash_slower(view);
+	if (!quiet || view->quiet_flash_read_ns > quiet)
+		return false;
+	return view->netram_read_ns <= quiet ||
+	       view->netram_read_ns - quiet <= quiet - view->quiet_flash_read_ns;
 }
 
 /*
@@ -143,9 +148,9 @@ static inline bool nswap2l_flash_not_slower(const struct nswap2l_prefetch_view *
  * NSWAP2L_ROOM_MARGIN_PCT (or not measured yet).  A move costs a Network
  * RAM read, a flash write and the CPU of both: room in a Network RAM no
  * faster than flash holds pages read slower than from flash, and in one
- * barely faster it does not pay the moves back (issue 33's benchmark: at
- * flash 1.2x, Network RAM read 3 % faster than flash under the moves, and
- * moving cost 5-12 % of the run).
+ * barely faster it does not pay the moves back (issue 33's benchmark, a
+ * round at flash 1.2x: Network RAM read 3 % faster than flash under the
+ * moves, and moving cost 5-12 % of the run).
  */
 #define NSWAP2L_ROOM_MARGIN_PCT	12
 

@@ -6,9 +6,10 @@
  * The measure, per arm, is what its moved pages bought, per mille of them.
  * Prefetching pays for two reasons (Nswap2L): reads served by a faster
  * flash, and Network RAM kept free for new writes when it is scarce.  So
- * a page read back from flash counts for the arm unless flash reads are
- * slower than Network RAM's while nothing moves (the paper's Table IV
- * metric), and against it while they are; a page
+ * a page read back from flash counts for the arm (the paper's Table IV
+ * metric) unless reads do not pay for moves (nswap2l_reads_pay(): flash
+ * reads slower than Network RAM's while nothing moves, or faster by less
+ * than the moves slow Network RAM's), and against it while they do not; a page
  * written again soon counts against it (its write took it back: a flash
  * write and a Network RAM read for nothing); a page left alone counts for
  * it while Network RAM is scarce (less than NSWAP2L_SCARCE_PCT of it free),
@@ -54,7 +55,7 @@ struct auto_picker {
 	u64 seen_reads[NSWAP2L_PREFETCH_ARMS];
 	u64 seen_rewritten[NSWAP2L_PREFETCH_ARMS];
 	/* Why moving pays now: the last wake-up's view. */
-	bool flash_slower;		/* than Network RAM, for reads */
+	bool reads_pay;			/* flash's reads of moved pages */
 	bool room_pays;			/* Network RAM has little room, and is faster */
 };
 
@@ -62,7 +63,7 @@ struct auto_picker {
 static s64 score(struct auto_picker *ap, unsigned int arm)
 {
 	s64 moved = ap->prefetched[arm], reads = ap->reads[arm], rewritten = ap->rewritten[arm];
-	s64 paid = (ap->flash_slower ? -reads : reads) - rewritten;
+	s64 paid = (ap->reads_pay ? reads : -reads) - rewritten;
 
 	if (!moved)
 		return 0;
@@ -108,7 +109,8 @@ static void learn(struct auto_picker *ap, const struct nswap2l_prefetch_view *vi
 			ap->rewritten[arm] /= 2;
 		}
 	}
-	ap->flash_slower = nswap2l_flash_slower(view);
+	/* unmeasured yet: the paper's metric, reads count for the arm */
+	ap->reads_pay = !view->quiet_netram_read_ns || nswap2l_reads_pay(view);
 	ap->room_pays = nswap2l_room_pays(view, NSWAP2L_SCARCE_PCT);
 }
 
@@ -159,8 +161,8 @@ static int auto_emit_stats(struct nswap2l_picker *p, char *buf, int len)
 	struct auto_picker *ap = container_of(p, struct auto_picker, picker);
 	unsigned int arm;
 
-	len += sysfs_emit_at(buf, len, "auto_flash_slower %d\nauto_room_pays %d\n",
-			     ap->flash_slower, ap->room_pays);
+	len += sysfs_emit_at(buf, len, "auto_reads_pay %d\nauto_room_pays %d\n",
+			     ap->reads_pay, ap->room_pays);
 	for (arm = 0; arm < NSWAP2L_PREFETCH_ARMS; arm++)
 		if (ap->arms[arm])
 			len += sysfs_emit_at(buf, len, "%s_score %lld\n",

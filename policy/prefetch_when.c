@@ -5,7 +5,8 @@
  *
  *   pays[:P]   (the default) only while a move pays, for one of Nswap2L's
  *              two reasons, as measured: flash reads are not slower than
- *              Network RAM's while nothing moves, or Network RAM is scarce,
+ *              Network RAM's while nothing moves, by at least what the
+ *              moves add to Network RAM's (nswap2l_reads_pay()), or Network RAM is scarce,
  *              less than P % of it free (default 25), and its reads, with
  *              the moves' load, not slower than flash's.  The tiers' reads
  *              are compared under the same load (prefetch.c,
@@ -39,7 +40,7 @@ static u64 pays_now(const struct nswap2l_prefetch_view *view, unsigned int arg)
 	u64 moved = 0;
 	unsigned int arm;
 
-	if (nswap2l_room_pays(view, arg) || nswap2l_flash_not_slower(view))
+	if (nswap2l_room_pays(view, arg) || nswap2l_reads_pay(view))
 		return U64_MAX;
 	/*
 	 * Measured, and no reason: the quiet intervals that follow measure
