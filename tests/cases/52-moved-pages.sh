@@ -95,7 +95,9 @@ assert_eq "$(netram_stat nsw 1 held)" $N "pages held on server 1"
 assert_eq "$(servers_stat "$S0" moved_out)" "$taken" "moved_out of server 0"
 assert_eq "$(servers_stat "$S1" moved_in)" "$taken" "moved_in of server 1"
 # a page costs the client 8 bytes of MOVED and its answer: far below a page each
-assert_lt "$moved" $(((n0 + 16) * 4096 / 16)) "bytes on the client's connections while $n0 pages moved"
+# (bounded by the pages the server moved: on a loaded machine it may have
+# begun before the count after the writes)
+assert_lt "$moved" $(((taken + 16) * 4096 / 16)) "bytes on the client's connections while $taken pages moved"
 gets=$(server_stat 0 requests_get)
 scan $N 2 "moved to server 1"
 assert_eq "$(server_stat 0 requests_get)" "$gets" "GETs to server 0 after its pages moved"
